@@ -1,0 +1,1 @@
+"""Evidence files: canonical JSON, manifest, signing, verification, archive, provenance."""
