@@ -6,7 +6,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-lock
 
-.PHONY: demo test setup lint docs clean
+.PHONY: demo test setup lint docs clean cad-samples
 
 $(STAMP): requirements.lock pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -34,3 +34,19 @@ docs: $(STAMP)
 
 clean:
 	rm -rf $(VENV) build
+
+# Optional: regenerate the sample CAD parts (STL + review records) in evidence/reviews/.
+# The B-Rep kernel (build123d, hash-locked in requirements-cad.lock, numpy included) lives
+# in its own venv .venv-cad so the runtime venv never carries it; the generator package is
+# imported from the source tree through PYTHONPATH=. (no install into .venv-cad).
+CAD_VENV  := .venv-cad
+CAD_STAMP := $(CAD_VENV)/.installed-lock
+
+$(CAD_STAMP): requirements-cad.lock
+	@test -x $(CAD_VENV)/bin/python || $(PYTHON) -m venv $(CAD_VENV)
+	$(CAD_VENV)/bin/python -m pip install --quiet --disable-pip-version-check --require-hashes --no-deps -r requirements-cad.lock
+	$(CAD_VENV)/bin/python -m pip check
+	@sha256sum requirements-cad.lock > $(CAD_STAMP)
+
+cad-samples: $(CAD_STAMP)
+	PYTHONPATH=. $(CAD_VENV)/bin/python -m generator.samples.cad_parts --out evidence/reviews
