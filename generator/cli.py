@@ -24,3 +24,92 @@ def fail_usage(message: str) -> None:
     """Print a user error (no traceback) and exit with the usage code."""
     click.echo(f"error: {message}", err=True)
     sys.exit(EXIT_USAGE)
+
+
+# --- evidence: keys, signing, verification, archives (generator/evidence) ----------------
+
+EXIT_UNTRUSTED = 3  # verify: signature missing or not made by a trusted key
+
+
+@main.command()
+@click.option("--out", "out_dir", required=True, type=click.Path(file_okay=False),
+              help="Folder for the key pair (created if missing).")
+@click.option("--name", default="signing-key", show_default=True,
+              help="File name stem: NAME.pem (private, mode 0600) and NAME.pub.pem.")
+def keygen(out_dir: str, name: str) -> None:
+    """Write a new Ed25519 signing key pair."""
+    from pathlib import Path
+
+    from generator.evidence.sign import SigningError
+    from generator.evidence.sign import keygen as make_keys
+
+    try:
+        pair = make_keys(Path(out_dir), name)
+    except SigningError as exc:
+        fail_usage(str(exc))
+    click.echo(f"private key: {pair.private_key} (mode 0600, keep it secret)")
+    click.echo(f"public key:  {pair.public_key}")
+    click.echo(f"key id:      {pair.keyid}")
+
+
+@main.command()
+@click.argument("run_dir", type=click.Path(exists=True, file_okay=False))
+@click.option("--key", "key_path", required=True, type=click.Path(exists=True, dir_okay=False),
+              help="PEM Ed25519 private key.")
+def sign(run_dir: str, key_path: str) -> None:
+    """Sign a manifested run (or demo) folder: writes signature.dsse.json."""
+    from pathlib import Path
+
+    from generator.evidence.manifest import ManifestError
+    from generator.evidence.sign import SigningError, sign_run
+
+    try:
+        out = sign_run(Path(run_dir), Path(key_path))
+    except (SigningError, ManifestError, ValueError, OSError) as exc:
+        fail_usage(str(exc))
+    click.echo(f"signed: {out}")
+
+
+@main.command()
+@click.argument("target", type=click.Path())
+@click.option("--trusted-key", "trusted", multiple=True, type=click.Path(dir_okay=False),
+              help="PEM public key (file may hold several); repeat for more keys.")
+@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+def verify(target: str, trusted: tuple[str, ...], as_json: bool) -> None:
+    """Verify a run folder, demo folder or .tar.gz archive.
+
+    Exit codes: 0 verified; 1 tampered or inconsistent; 2 bad usage or unreadable
+    input; 3 signature missing or not made by a trusted key.
+    """
+    import json
+    from pathlib import Path
+
+    from generator.evidence.sign import SigningError, load_public_keys
+    from generator.evidence.verify import verify as verify_target
+
+    try:
+        keys = [k for path in trusted for k in load_public_keys(Path(path))]
+    except SigningError as exc:
+        fail_usage(str(exc))
+    report = verify_target(Path(target), keys)
+    click.echo(json.dumps(report.to_dict(), indent=2, sort_keys=True, default=str)
+               if as_json else report.format_text())
+    sys.exit(report.exit_code)
+
+
+@main.command()
+@click.argument("run_dir", type=click.Path(exists=True, file_okay=False))
+@click.option("--out", "out_file", required=True, type=click.Path(dir_okay=False),
+              help="Archive to write (FILE.tar.gz).")
+def archive(run_dir: str, out_file: str) -> None:
+    """Write a deterministic .tar.gz of a run (or demo) folder."""
+    from pathlib import Path
+
+    from generator.evidence.archive import create_archive
+    from generator.evidence.manifest import ManifestError
+
+    try:
+        out = create_archive(Path(run_dir), Path(out_file))
+    except (ManifestError, ValueError, OSError) as exc:
+        fail_usage(str(exc))
+    click.echo(f"archive: {out}")

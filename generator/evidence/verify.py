@@ -1,0 +1,622 @@
+"""Verify a run folder, a demo folder or a run archive: signature, digests, summaries.
+
+What is checked, per run folder (and for a demo: the demo folder, then every nested
+run folder):
+
+1. the folder is not an unfinished staging folder (``.NAME.partial-PID``);
+2. ``manifest.json`` exists and parses; every listed file exists with that size and
+   SHA-256; no file is missing and none is extra; no links or special files;
+3. ``signature.dsse.json`` is a DSSE envelope signed by a trusted key, whose in-toto
+   subjects are exactly the manifest's files and digests and whose predicate matches
+   the folder (spec digest, verdicts, provenance, manifest digest);
+4. every summary agrees with its records, recomputed with the very functions the
+   simulation used (``generator.checks``): per-trial ``success``, ``successRate``,
+   each check's ``passed``/``observed``/``required``, the cell's ``passed``, run.json's
+   cell summaries, pairing and verdict, the spec digest; newton.json's ``passed``
+   re-applied from its measured errors with the design thresholds.
+
+A difference between the recorded provenance and the current environment is a warning.
+Exit codes (see :class:`Status`): 0 verified, 1 tampered or inconsistent, 2 unreadable
+input, 3 signature missing or not made by a trusted key.
+"""
+
+from __future__ import annotations
+
+import enum
+import json
+import tempfile
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
+
+from generator import checks as cell_checks
+from generator.evidence import provenance
+from generator.evidence.archive import ArchiveError, UnsafeArchiveError, is_archive, safe_extract
+from generator.evidence.atomic import is_partial_name
+from generator.evidence.canonical import same_value
+from generator.evidence.manifest import (
+    MANIFEST_NAME,
+    SIGNATURE_NAME,
+    FileEntry,
+    manifest_entries,
+    scan_folder,
+    sha256_file,
+)
+from generator.evidence.sign import (
+    PREDICATE_TYPE,
+    InvalidEnvelope,
+    SignatureMissing,
+    SigningError,
+    UntrustedSignature,
+    VerifiedEnvelope,
+    build_predicate,
+    key_id,
+    open_envelope,
+)
+from generator.spec import SpecError, parse_spec
+
+# Newton cross-check thresholds (design section 3; the cross-check module records the
+# same values in newton.json): body positions 0.1 mm, joint axes/frames 0.01 deg,
+# masses 1 mg. Verify re-applies these, not whatever a file claims.
+NEWTON_THRESHOLDS = {"positionMm": 0.1, "angleDeg": 0.01, "massMg": 1.0}
+NEWTON_ARTICULATIONS = 1
+NEWTON_REVOLUTE_JOINTS = 6
+RUN_FILE = "run.json"
+DEMO_FILE = "demo.json"
+ROBOT_FILE = "robot.json"
+NEWTON_FILE = "newton.json"
+
+
+class Status(enum.Enum):
+    """Outcome of a verification, with its process exit code."""
+
+    VERIFIED = "verified"
+    TAMPERED = "tampered"
+    UNREADABLE = "unreadable"
+    UNTRUSTED = "untrusted"
+
+    @property
+    def exit_code(self) -> int:
+        return {"verified": 0, "tampered": 1, "unreadable": 2, "untrusted": 3}[self.value]
+
+
+class Code(enum.Enum):
+    """What a finding is about. ``status`` is the outcome it implies."""
+
+    PARTIAL_RUN = "partial-run"
+    MANIFEST_MISSING = "manifest-missing"
+    MANIFEST_INVALID = "manifest-invalid"
+    FILE_MISSING = "file-missing"
+    FILE_EXTRA = "file-extra"
+    FILE_NOT_REGULAR = "file-not-regular"
+    DIGEST_MISMATCH = "digest-mismatch"
+    SIZE_MISMATCH = "size-mismatch"
+    SIGNATURE_INVALID = "signature-invalid"
+    SIGNATURE_SUBJECTS = "signature-subjects-mismatch"
+    SIGNATURE_PREDICATE = "signature-predicate-mismatch"
+    SIGNATURE_MISSING = "signature-missing"
+    SIGNATURE_UNTRUSTED = "signature-untrusted"
+    RECORD_UNREADABLE = "record-unreadable"
+    RECORD_MALFORMED = "record-malformed"
+    SUMMARY_MISMATCH = "summary-mismatch"
+    UNSAFE_ARCHIVE = "unsafe-archive"
+    UNREADABLE_INPUT = "unreadable-input"
+    PROVENANCE_DIFFERS = "provenance-differs"
+
+    @property
+    def status(self) -> Status:
+        if self in (Code.SIGNATURE_MISSING, Code.SIGNATURE_UNTRUSTED):
+            return Status.UNTRUSTED
+        if self is Code.UNREADABLE_INPUT:
+            return Status.UNREADABLE
+        return Status.TAMPERED
+
+
+class Severity(enum.Enum):
+    FAILURE = "failure"
+    WARNING = "warning"
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One problem (or warning) found.
+
+    Attributes:
+        code: what kind of problem.
+        file: path relative to the verified folder (``.`` for the folder itself).
+        message: one line saying what disagrees.
+        expected: the value the record should have (digest, recomputed summary...).
+        actual: the value found.
+        severity: failure or warning.
+    """
+
+    code: Code
+    file: str
+    message: str
+    expected: Any = None
+    actual: Any = None
+    severity: Severity = Severity.FAILURE
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"code": self.code.value, "severity": self.severity.value, "file": self.file,
+                "message": self.message, "expected": self.expected, "actual": self.actual}
+
+    def __str__(self) -> str:
+        text = f"{self.code.value}: {self.file}: {self.message}"
+        if self.expected is not None or self.actual is not None:
+            text += f" (expected {_short(self.expected)}, actual {_short(self.actual)})"
+        return text
+
+
+@dataclass(frozen=True)
+class Report:
+    """The result of :func:`verify`.
+
+    Attributes:
+        target: the path given, as given.
+        status: overall outcome (the worst finding; see :meth:`Status.exit_code`).
+        findings: failures, in the order found.
+        warnings: provenance differences and other non-failures.
+        signers: ``(folder, keyid)`` for every folder whose signature verified.
+        folders: every run/demo folder verified, relative (``.`` is the top).
+        files_checked: number of manifest entries whose digest was checked.
+    """
+
+    target: str
+    status: Status
+    findings: tuple[Finding, ...] = ()
+    warnings: tuple[Finding, ...] = ()
+    signers: tuple[tuple[str, str], ...] = ()
+    folders: tuple[str, ...] = ()
+    files_checked: int = 0
+
+    @property
+    def exit_code(self) -> int:
+        return self.status.exit_code
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "target": self.target,
+            "status": self.status.value,
+            "exitCode": self.exit_code,
+            "folders": list(self.folders),
+            "filesChecked": self.files_checked,
+            "signers": [{"folder": f, "keyid": k} for f, k in self.signers],
+            "findings": [f.to_dict() for f in self.findings],
+            "warnings": [w.to_dict() for w in self.warnings],
+        }
+
+    def format_text(self) -> str:
+        """Human-readable report: a status line, then every failure and warning."""
+        head = (f"{self.status.value.upper()}: {self.target} "
+                f"({len(self.folders)} folder(s), {self.files_checked} file digests checked)")
+        lines = [head]
+        signed = dict(self.signers)
+        for folder in self.folders:
+            who = f"signed by trusted key {signed[folder]}" if folder in signed else \
+                "NOT signed by a trusted key"
+            lines.append(f"  {folder}: {who}")
+        lines += [f"  FAIL {f}" for f in self.findings]
+        lines += [f"  WARN {w}" for w in self.warnings]
+        return "\n".join(lines)
+
+
+@dataclass
+class _Collector:
+    """Mutable accumulator used while verifying; frozen into a Report at the end."""
+
+    findings: list[Finding] = field(default_factory=list)
+    warnings: list[Finding] = field(default_factory=list)
+    signers: list[tuple[str, str]] = field(default_factory=list)
+    folders: list[str] = field(default_factory=list)
+    files_checked: int = 0
+    current_provenance: dict[str, Any] | None = None
+
+    def fail(self, code: Code, file: str, message: str, expected: Any = None,
+             actual: Any = None) -> None:
+        self.findings.append(Finding(code, file, message, expected, actual))
+
+    def warn(self, code: Code, file: str, message: str, expected: Any = None,
+             actual: Any = None) -> None:
+        self.warnings.append(Finding(code, file, message, expected, actual, Severity.WARNING))
+
+    def report(self, target: str) -> Report:
+        statuses = {f.code.status for f in self.findings}
+        status = next((s for s in (Status.UNREADABLE, Status.TAMPERED, Status.UNTRUSTED)
+                       if s in statuses), Status.VERIFIED)
+        return Report(target, status, tuple(self.findings), tuple(self.warnings),
+                      tuple(self.signers), tuple(self.folders), self.files_checked)
+
+
+# --- entry point ------------------------------------------------------------------------
+
+
+def verify(path: Path, trusted_keys: Iterable[Ed25519PublicKey],
+           current_provenance: Mapping[str, Any] | None = None) -> Report:
+    """Verify a run folder, a demo folder or a ``.tar.gz`` archive of either.
+
+    Args:
+        path: folder or archive.
+        trusted_keys: public keys whose signatures are accepted.
+        current_provenance: this environment's provenance (defaults to
+            :func:`provenance.collect`); differences become warnings.
+
+    Returns:
+        The report; ``report.exit_code`` is the process exit code.
+    """
+    path = Path(path)
+    trusted = {key_id(k): k for k in trusted_keys}
+    out = _Collector(current_provenance=dict(current_provenance)
+                     if current_provenance is not None else None)
+    if is_archive(path):
+        _verify_archive(path, trusted, out)
+    elif path.is_dir():
+        _verify_root(path, trusted, out)
+    else:
+        out.fail(Code.UNREADABLE_INPUT, path.name,
+                 "not a folder or a .tar.gz archive (or it does not exist)")
+    return out.report(str(path))
+
+
+def _verify_archive(path: Path, trusted: Mapping[str, Ed25519PublicKey],
+                    out: _Collector) -> None:
+    with tempfile.TemporaryDirectory(prefix="evidence-verify-") as tmp:
+        try:
+            root = safe_extract(path, Path(tmp))
+        except UnsafeArchiveError as exc:
+            out.fail(Code.UNSAFE_ARCHIVE, exc.member, f"archive refused: {exc.reason}")
+            return
+        except ArchiveError as exc:
+            out.fail(Code.UNREADABLE_INPUT, path.name, str(exc))
+            return
+        _verify_root(root, trusted, out)
+
+
+def _verify_root(root: Path, trusted: Mapping[str, Ed25519PublicKey], out: _Collector) -> None:
+    if is_partial_name(root.name):
+        out.folders.append(".")
+        out.fail(Code.PARTIAL_RUN, ".",
+                 f"{root.name} is an unfinished staging folder (the run was interrupted); "
+                 "re-run it")
+        return
+    if (root / DEMO_FILE).is_file():
+        _verify_folder(root, ".", trusted, out)
+        _check_demo(root, out)
+        for child in sorted(p for p in root.iterdir() if p.is_dir() and not p.is_symlink()):
+            if (child / RUN_FILE).exists() or (child / MANIFEST_NAME).exists():
+                _verify_folder(child, child.name, trusted, out)
+                _check_run(child, child.name, out)
+    elif (root / RUN_FILE).is_file() or (root / MANIFEST_NAME).is_file():
+        _verify_folder(root, ".", trusted, out)
+        _check_run(root, ".", out)
+    else:
+        out.fail(Code.UNREADABLE_INPUT, ".",
+                 f"not a run folder: no {RUN_FILE}, {DEMO_FILE} or {MANIFEST_NAME}")
+
+
+# --- files and signature ---------------------------------------------------------------
+
+
+def _verify_folder(folder: Path, rel: str, trusted: Mapping[str, Ed25519PublicKey],
+                   out: _Collector) -> None:
+    out.folders.append(rel)
+    entries = _check_files(folder, rel, out)
+    _check_signature(folder, rel, entries, trusted, out)
+
+
+def _check_files(folder: Path, rel: str, out: _Collector) -> dict[str, FileEntry] | None:
+    scan = scan_folder(folder)
+    for path, reason in scan.irregular:
+        out.fail(Code.FILE_NOT_REGULAR, _join(rel, path), f"{reason}; evidence is plain files")
+    manifest_file = _join(rel, MANIFEST_NAME)
+    if not (folder / MANIFEST_NAME).is_file():
+        out.fail(Code.MANIFEST_MISSING, manifest_file,
+                 "no manifest: the run is incomplete (interrupted?) or was stripped")
+        return None
+    try:
+        entries = manifest_entries(json.loads((folder / MANIFEST_NAME).read_bytes()))
+    except (ValueError, UnicodeDecodeError) as exc:
+        out.fail(Code.MANIFEST_INVALID, manifest_file, f"unreadable manifest: {exc}")
+        return None
+    on_disk = set(scan.files)
+    for path in sorted(set(entries) - on_disk):
+        out.fail(Code.FILE_MISSING, _join(rel, path), "listed in the manifest but missing",
+                 expected=entries[path].sha256, actual=None)
+    for path in sorted(on_disk - set(entries)):
+        out.fail(Code.FILE_EXTRA, _join(rel, path), "present but not in the manifest",
+                 expected=None, actual=sha256_file(folder / path))
+    for path in sorted(on_disk & set(entries)):
+        _check_digest(folder, rel, entries[path], out)
+    return entries
+
+
+def _check_digest(folder: Path, rel: str, entry: FileEntry, out: _Collector) -> None:
+    out.files_checked += 1
+    actual = sha256_file(folder / entry.path)
+    if actual != entry.sha256:
+        out.fail(Code.DIGEST_MISMATCH, _join(rel, entry.path), "sha256 differs from the manifest",
+                 expected=entry.sha256, actual=actual)
+    size = (folder / entry.path).stat().st_size
+    if size != entry.size:
+        out.fail(Code.SIZE_MISMATCH, _join(rel, entry.path), "size differs from the manifest",
+                 expected=entry.size, actual=size)
+
+
+def _check_signature(folder: Path, rel: str, entries: Mapping[str, FileEntry] | None,
+                     trusted: Mapping[str, Ed25519PublicKey], out: _Collector) -> None:
+    sig_file = _join(rel, SIGNATURE_NAME)
+    if not (folder / SIGNATURE_NAME).is_file():
+        out.fail(Code.SIGNATURE_MISSING, sig_file, "unsigned: no signature.dsse.json")
+        return
+    try:
+        envelope = json.loads((folder / SIGNATURE_NAME).read_bytes())
+        opened = open_envelope(envelope, trusted)
+    except SignatureMissing as exc:
+        out.fail(Code.SIGNATURE_MISSING, sig_file, str(exc))
+        return
+    except UntrustedSignature as exc:
+        out.fail(Code.SIGNATURE_UNTRUSTED, sig_file, str(exc))
+        return
+    except (InvalidEnvelope, ValueError, UnicodeDecodeError) as exc:
+        out.fail(Code.SIGNATURE_INVALID, sig_file, f"invalid signature envelope: {exc}")
+        return
+    out.signers.append((rel, opened.keyid))
+    if entries is not None:
+        _check_subjects(rel, opened, entries, out)
+        _check_predicate(folder, rel, opened, out)
+
+
+def _check_subjects(rel: str, opened: VerifiedEnvelope, entries: Mapping[str, FileEntry],
+                    out: _Collector) -> None:
+    sig_file = _join(rel, SIGNATURE_NAME)
+    subjects = opened.statement.get("subject")
+    signed: dict[str, Any] = {}
+    for item in subjects if isinstance(subjects, list) else []:
+        if isinstance(item, Mapping) and isinstance(item.get("digest"), Mapping):
+            signed[str(item.get("name"))] = item["digest"].get("sha256")
+    for path in sorted(set(signed) | set(entries)):
+        listed = entries[path].sha256 if path in entries else None
+        if signed.get(path) != listed:
+            out.fail(Code.SIGNATURE_SUBJECTS, _join(rel, path),
+                     f"the signed statement ({sig_file}) does not cover this file as listed "
+                     "in the manifest (expected = signed digest, actual = manifest digest)",
+                     expected=signed.get(path), actual=listed)
+
+
+def _check_predicate(folder: Path, rel: str, opened: VerifiedEnvelope, out: _Collector) -> None:
+    sig_file = _join(rel, SIGNATURE_NAME)
+    if opened.statement.get("predicateType") != PREDICATE_TYPE:
+        out.fail(Code.SIGNATURE_PREDICATE, sig_file, "unexpected predicateType",
+                 expected=PREDICATE_TYPE, actual=opened.statement.get("predicateType"))
+        return
+    try:
+        expected = build_predicate(folder, sha256_file(folder / MANIFEST_NAME))
+    except (ValueError, OSError, SigningError) as exc:
+        out.fail(Code.RECORD_UNREADABLE, rel, f"cannot rebuild the signed predicate: {exc}")
+        return
+    signed = opened.statement.get("predicate")
+    signed = signed if isinstance(signed, Mapping) else {}
+    for key in sorted(set(expected) | set(signed)):
+        if not same_value(signed.get(key), expected.get(key)):
+            out.fail(Code.SIGNATURE_PREDICATE, sig_file,
+                     f"signed predicate field '{key}' differs from the folder's records "
+                     "(expected = signed, actual = recomputed)",
+                     expected=signed.get(key), actual=expected.get(key))
+
+
+# --- summaries against records ---------------------------------------------------------
+
+
+def _check_run(folder: Path, rel: str, out: _Collector) -> None:
+    run = _load(folder / RUN_FILE, _join(rel, RUN_FILE), out)
+    if run is None:
+        return
+    run_file = _join(rel, RUN_FILE)
+    try:
+        requirements = _check_spec(run, run_file, out)
+        cells: dict[str, Sequence[Mapping[str, Any]]] = {}
+        passed: dict[str, bool] = {}
+        for side in _sides(folder, run):
+            result = _check_cell(folder, rel, side, run, requirements, out)
+            if result is not None:
+                cells[side], passed[side] = result
+        _check_pairing(run, run_file, cells, requirements, out)
+        _check_verdict(run, run_file, passed, out)
+    except (KeyError, TypeError, ValueError, AttributeError) as exc:
+        out.fail(Code.RECORD_MALFORMED, run_file, f"missing or mistyped field: {exc!r}")
+    _check_provenance(run.get("provenance"), run_file, out)
+
+
+def _sides(folder: Path, run: Mapping[str, Any]) -> list[str]:
+    recorded = run.get("cells") if isinstance(run.get("cells"), Mapping) else {}
+    on_disk = {p.parent.name for p in folder.glob(f"*/{ROBOT_FILE}")}
+    return sorted(set(recorded) | on_disk)
+
+
+def _check_spec(run: Mapping[str, Any], run_file: str, out: _Collector) -> Mapping[str, Any]:
+    try:
+        spec = parse_spec(run["spec"])
+    except SpecError as exc:
+        out.fail(Code.RECORD_MALFORMED, run_file, f"recorded spec does not validate: {exc}")
+        return run["spec"]["requirements"]
+    _compare(out, run_file, "specDigest", spec.digest(), run.get("specDigest"))
+    _compare(out, run_file, "seeds", list(spec.seeds), run.get("seeds"))
+    return spec.to_dict()["requirements"]
+
+
+def _check_cell(folder: Path, rel: str, side: str, run: Mapping[str, Any],
+                requirements: Mapping[str, Any],
+                out: _Collector) -> tuple[Sequence[Mapping[str, Any]], bool] | None:
+    robot_file = _join(rel, f"{side}/{ROBOT_FILE}")
+    robot = _load(folder / side / ROBOT_FILE, robot_file, out)
+    if robot is None:
+        return None
+    try:
+        trials = robot["trials"]
+        _compare(out, robot_file, "requirements", requirements, robot.get("requirements"))
+        _compare(out, robot_file, "seeds", run.get("seeds"), robot.get("seeds"))
+        _compare(out, robot_file, "seeds of trials", robot.get("seeds"),
+                 [t["seed"] for t in trials])
+        for trial in trials:
+            _compare(out, robot_file, f"trials[seed={trial['seed']}].success",
+                     cell_checks.trial_success(trial, requirements), trial.get("success"))
+        rate = cell_checks.success_rate(trials, requirements)
+        _compare(out, robot_file, "successRate", rate, robot.get("successRate"))
+        recomputed = cell_checks.evaluate_checks(trials, requirements)
+        _compare_checks(out, robot_file, "checks", recomputed, robot.get("checks"))
+        passed = cell_checks.cell_passed(recomputed)
+        _compare(out, robot_file, "passed", passed, robot.get("passed"))
+        summary = run.get("cells", {}).get(side)
+        if not isinstance(summary, Mapping):
+            out.fail(Code.SUMMARY_MISMATCH, _join(rel, RUN_FILE),
+                     f"cells.{side}: missing summary for a recorded cell")
+        else:
+            run_file = _join(rel, RUN_FILE)
+            _compare(out, run_file, f"cells.{side}.passed", passed, summary.get("passed"))
+            _compare(out, run_file, f"cells.{side}.successRate", rate, summary.get("successRate"))
+            _compare_checks(out, run_file, f"cells.{side}.checks", recomputed,
+                            summary.get("checks"))
+    except (KeyError, TypeError, ValueError, AttributeError) as exc:
+        out.fail(Code.RECORD_MALFORMED, robot_file, f"missing or mistyped field: {exc!r}")
+        return None
+    if (folder / side / NEWTON_FILE).exists():
+        _check_newton(folder / side / NEWTON_FILE, _join(rel, f"{side}/{NEWTON_FILE}"), out)
+    return trials, passed
+
+
+def _compare_checks(out: _Collector, file: str, name: str,
+                    recomputed: Sequence[Mapping[str, Any]], recorded: Any) -> None:
+    if not isinstance(recorded, list):
+        out.fail(Code.SUMMARY_MISMATCH, file, f"{name}: missing or not a list",
+                 expected=[c["id"] for c in recomputed], actual=recorded)
+        return
+    by_id = {c.get("id"): c for c in recorded if isinstance(c, Mapping)}
+    _compare(out, file, f"{name} ids", [c["id"] for c in recomputed],
+             [c.get("id") if isinstance(c, Mapping) else c for c in recorded])
+    for check in recomputed:
+        found = by_id.get(check["id"])
+        if found is None:
+            continue
+        for key in ("passed", "observed", "required", "unit"):
+            _compare(out, file, f"{name}[{check['id']}].{key}", check[key], found.get(key))
+
+
+def _check_newton(path: Path, file: str, out: _Collector) -> None:
+    newton = _load(path, file, out)
+    if newton is None:
+        return
+    try:
+        limits = NEWTON_THRESHOLDS
+        _compare(out, file, "thresholds", limits, newton.get("thresholds"))
+        masses = newton["massDifferencesMg"]
+        expected = bool(
+            newton["articulations"] == NEWTON_ARTICULATIONS
+            and newton["revoluteJoints"] == NEWTON_REVOLUTE_JOINTS
+            and newton["orphanJoints"] == 0
+            and newton["worstPositionErrorMm"] <= limits["positionMm"]
+            and newton["worstAngleErrorDeg"] <= limits["angleDeg"]
+            and all(abs(d) <= limits["massMg"] for d in masses.values())
+        )
+        _compare(out, file, "passed (thresholds re-applied)", expected, newton.get("passed"))
+    except (KeyError, TypeError, AttributeError) as exc:
+        out.fail(Code.RECORD_MALFORMED, file, f"missing or mistyped field: {exc!r}")
+
+
+def _check_pairing(run: Mapping[str, Any], run_file: str,
+                   cells: Mapping[str, Sequence[Mapping[str, Any]]],
+                   requirements: Mapping[str, Any], out: _Collector) -> None:
+    if "reference" not in cells or "candidate" not in cells or "pairing" not in run:
+        return
+    recomputed = cell_checks.pair_trials(cells["reference"], cells["candidate"], requirements)
+    recorded = run["pairing"]
+    if not isinstance(recorded, list) or len(recorded) != len(recomputed):
+        out.fail(Code.SUMMARY_MISMATCH, run_file, "pairing: wrong number of rows",
+                 expected=len(recomputed),
+                 actual=len(recorded) if isinstance(recorded, list) else recorded)
+        return
+    for want, got in zip(recomputed, recorded, strict=True):
+        got = got if isinstance(got, Mapping) else {}
+        for key, value in want.items():
+            _compare(out, run_file, f"pairing[seed={want['seed']}].{key}", value, got.get(key))
+
+
+def _check_verdict(run: Mapping[str, Any], run_file: str, passed: Mapping[str, bool],
+                   out: _Collector) -> None:
+    failed = [name for name, ok in _stage_results(run.get("stages")) if ok is not True]
+    candidate_ok = passed.get("candidate") is True
+    expected = "accepted" if candidate_ok and not failed else "rejected"
+    _compare(out, run_file, "verdict (candidate cell passed and every stage passed)",
+             expected, run.get("verdict"))
+
+
+def _stage_results(stages: Any) -> list[tuple[str, Any]]:
+    """``[(name, passed)]`` from run.json ``stages``: a list of {name, passed} or a mapping."""
+    if isinstance(stages, Mapping):
+        return [(str(k), v.get("passed") if isinstance(v, Mapping) else v)
+                for k, v in stages.items()]
+    if isinstance(stages, list):
+        return [(str(s.get("name")), s.get("passed")) if isinstance(s, Mapping)
+                else (str(s), None) for s in stages]
+    return []
+
+
+def _check_demo(root: Path, out: _Collector) -> None:
+    demo = _load(root / DEMO_FILE, DEMO_FILE, out)
+    if demo is None:
+        return
+    iterations = demo.get("iterations") if isinstance(demo, Mapping) else None
+    for item in iterations if isinstance(iterations, list) else []:
+        if not (isinstance(item, Mapping) and isinstance(item.get("folder"), str)
+                and "verdict" in item):
+            continue
+        run_path = root / item["folder"] / RUN_FILE
+        run = _load(run_path, f"{item['folder']}/{RUN_FILE}", out) if run_path.is_file() \
+            else None
+        actual = run.get("verdict") if isinstance(run, Mapping) else None
+        _compare(out, DEMO_FILE, f"iterations[{item['folder']}].verdict", actual,
+                 item["verdict"])
+    if isinstance(demo, Mapping) and "provenance" in demo:
+        _check_provenance(demo["provenance"], DEMO_FILE, out)
+
+
+def _check_provenance(recorded: Any, file: str, out: _Collector) -> None:
+    if out.current_provenance is None:
+        out.current_provenance = provenance.collect()
+    for diff in provenance.compare(recorded, out.current_provenance):
+        out.warn(Code.PROVENANCE_DIFFERS, file,
+                 f"provenance.{diff.field} differs from the current environment "
+                 "(expected = recorded, actual = current)",
+                 expected=diff.recorded, actual=diff.current)
+
+
+# --- helpers ----------------------------------------------------------------------------
+
+
+def _compare(out: _Collector, file: str, name: str, expected: Any, actual: Any) -> None:
+    if not same_value(expected, actual):
+        out.fail(Code.SUMMARY_MISMATCH, file,
+                 f"{name} disagrees with the value recomputed from the records",
+                 expected=expected, actual=actual)
+
+
+def _load(path: Path, file: str, out: _Collector) -> Any:
+    try:
+        return json.loads(path.read_bytes())
+    except OSError as exc:
+        out.fail(Code.RECORD_UNREADABLE, file, f"cannot read: {exc.strerror}")
+    except (ValueError, UnicodeDecodeError) as exc:
+        out.fail(Code.RECORD_UNREADABLE, file, f"not valid JSON: {exc}")
+    return None
+
+
+def _join(rel: str, path: str) -> str:
+    return path if rel == "." else f"{rel}/{path}"
+
+
+def _short(value: Any) -> str:
+    text = json.dumps(value, sort_keys=True, default=str)
+    return text if len(text) <= 200 else text[:197] + "..."
+
