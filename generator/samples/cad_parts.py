@@ -110,7 +110,8 @@ def sensor_cover() -> Part:
     cavity = bd.Pos(0, 0, wall + cavity_h / 2 + 0.5) * bd.Box(
         length - 2 * wall, width - 2 * wall, cavity_h + 1.0
     )
-    return Part("sensor-cover", outer - cavity, height / 2 + 7.5)
+    # A payload mounted with this cover sits centred on its rim (z = height).
+    return Part("sensor-cover", outer - cavity, height)
 
 
 def export_binary_stl(solid: bd.Part, path: Path) -> bytes:
