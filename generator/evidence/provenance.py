@@ -82,6 +82,33 @@ def collect(repo_root: Path | None = None) -> dict[str, Any]:
     }
 
 
+def current_for(recorded: Mapping[str, Any] | None,
+                repo_root: Path | None = None) -> dict[str, Any]:
+    """This environment described for comparison with ``recorded``.
+
+    Like :func:`collect`, except that ``packages`` holds the installed version (or None)
+    of every distribution the recorded run imported, whether or not this process has
+    imported it: verifying a run must not warn that mujoco "disappeared" merely because
+    ``verify`` never imports it.
+    """
+    current = collect(repo_root)
+    names = recorded.get("packages") if isinstance(recorded, Mapping) else None
+    if isinstance(names, Mapping):
+        current["packages"] = installed_versions(names)
+    return current
+
+
+def installed_versions(names: Iterable[str]) -> dict[str, str | None]:
+    """``{distribution: installed version or None when not installed}``."""
+    versions: dict[str, str | None] = {}
+    for name in names:
+        try:
+            versions[name] = importlib.metadata.version(name)
+        except importlib.metadata.PackageNotFoundError:
+            versions[name] = None
+    return versions
+
+
 def imported_distributions(module_names: Iterable[str] | None = None) -> dict[str, str]:
     """Exact versions of the installed distributions that provide imported modules.
 

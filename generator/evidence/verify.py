@@ -242,7 +242,7 @@ def verify(path: Path, trusted_keys: Iterable[Ed25519PublicKey],
         path: folder or archive.
         trusted_keys: public keys whose signatures are accepted.
         current_provenance: this environment's provenance (defaults to
-            :func:`provenance.collect`); differences become warnings.
+            :func:`provenance.current_for` the recorded one); differences are warnings.
 
     Returns:
         The report; ``report.exit_code`` is the process exit code.
@@ -583,9 +583,9 @@ def _check_demo(root: Path, out: _Collector) -> None:
 
 
 def _check_provenance(recorded: Any, file: str, out: _Collector) -> None:
-    if out.current_provenance is None:
-        out.current_provenance = provenance.collect()
-    for diff in provenance.compare(recorded, out.current_provenance):
+    current = out.current_provenance if out.current_provenance is not None else \
+        provenance.current_for(recorded)
+    for diff in provenance.compare(recorded, current):
         out.warn(Code.PROVENANCE_DIFFERS, file,
                  f"provenance.{diff.field} differs from the current environment "
                  "(expected = recorded, actual = current)",
