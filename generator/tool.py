@@ -49,6 +49,8 @@ import mujoco
 import numpy as np
 import trimesh
 
+from generator.spec import ToolSpec
+
 DEFAULT_REVIEW_STORE = Path(__file__).resolve().parents[1] / "evidence" / "reviews"
 TOOL_BODY = "cad_tool"
 TOOL_MESH = "cad_tool_mesh"  # name of both the mesh asset and the mesh geom
@@ -329,7 +331,7 @@ def load_review_store(store_dir: Path = DEFAULT_REVIEW_STORE) -> dict[str, Revie
 # --------------------------------------------------------------------------- gate
 
 
-def gate_tool(tool: Any, project: str, store_dir: Path = DEFAULT_REVIEW_STORE) -> GatedTool:
+def gate_tool(tool: ToolSpec, project: str, store_dir: Path = DEFAULT_REVIEW_STORE) -> GatedTool:
     """Admit a run's tool or refuse it with one code (design section 2).
 
     Args:
