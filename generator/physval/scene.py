@@ -138,7 +138,12 @@ def body_id(model: mujoco.MjModel, name: str) -> int:
 
 def com_velocity(model: mujoco.MjModel, data: mujoco.MjData, body: int
                  ) -> tuple[np.ndarray, np.ndarray]:
-    """(linear [m/s], angular [rad/s]) velocity of a body's COM, world frame."""
+    """(linear [m/s], angular [rad/s]) velocity of a body's COM, world frame.
+
+    Runs ``mj_forward`` first: after ``mj_step`` the velocity-dependent quantities (cvel)
+    still describe the state before the last integration.
+    """
+    mujoco.mj_forward(model, data)
     res = np.zeros(6)
     mujoco.mj_objectVelocity(model, data, mujoco.mjtObj.mjOBJ_BODY, body, res, 0)
     return res[3:].copy(), res[:3].copy()
