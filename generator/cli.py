@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 
 import click
 
@@ -113,3 +114,63 @@ def archive(run_dir: str, out_file: str) -> None:
     except (ManifestError, ValueError, OSError) as exc:
         fail_usage(str(exc))
     click.echo(f"archive: {out}")
+
+
+@main.command("run")
+@click.argument("spec_file", type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--out", "out_dir", required=True, type=click.Path(file_okay=False, path_type=Path),
+              help="Run folder to create (written atomically).")
+@click.option("--sign-key", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Ed25519 private key (PEM) to sign the run with.")
+@click.option("--reviews", "store_dir", type=click.Path(file_okay=False, path_type=Path),
+              default=None, help="CAD review store [default: evidence/reviews].")
+@click.option("--workers", type=int, default=None,
+              help="Processes for seeds [default: one per core, at most 8].")
+@click.option("--overwrite", is_flag=True, help="Replace an existing run folder.")
+def run_command(spec_file: Path, out_dir: Path, sign_key, store_dir, workers, overwrite) -> None:
+    """Simulate the reference and candidate cells of SPEC_FILE and write evidence."""
+    from generator import pipeline, tool
+    from generator.spec import SpecError, load_spec
+
+    try:
+        spec = load_spec(spec_file)
+        result = pipeline.run(spec, out_dir, sign_key=sign_key, overwrite=overwrite,
+                              store_dir=store_dir or tool.DEFAULT_REVIEW_STORE,
+                              workers=workers, progress=pipeline.print_progress,
+                              command=["evidence", "run", spec_file.name, "--out",
+                                       out_dir.name])
+    except (SpecError, tool.ToolGateError) as exc:
+        fail_usage(str(exc))
+    except FileExistsError as exc:
+        fail_usage(str(exc))
+    _report(result, out_dir)
+    sys.exit(EXIT_OK if result["verdict"] == "accepted" else EXIT_FAILED)
+
+
+def _report(run: dict, out_dir: Path) -> None:
+    click.echo(f"verdict: {run['verdict']}")
+    for reason in run["reasons"]:
+        click.echo(f"  - {reason}")
+    click.echo(f"evidence written to {out_dir}")
+
+
+@main.command("demo")
+@click.option("--out", "out_dir", required=True, type=click.Path(file_okay=False, path_type=Path))
+@click.option("--sign-key", type=click.Path(dir_okay=False, path_type=Path), default=None)
+@click.option("--workers", type=int, default=None)
+@click.option("--overwrite/--no-overwrite", default=True,
+              help="Replace an existing demo folder [default: replace].")
+def demo_command(out_dir: Path, sign_key, workers, overwrite) -> None:
+    """Run the bundled design-revision demo (DESIGN.md section 6)."""
+    from generator import demo, pipeline
+
+    record = demo.run_demo(out_dir, sign_key=sign_key, overwrite=overwrite, workers=workers,
+                           progress=pipeline.print_progress)
+    for it in record["iterations"]:
+        speed = "n/a" if it["speedUp"] is None else f"{it['speedUp'] * 100:.1f} %"
+        click.echo(f"iteration {it['index']}: {it['verdict']:8s} candidate "
+                   f"{it['candidateSuccesses']}/{it['seeds']} seeds, slowest "
+                   f"{it['candidateSlowestCycleS']} s vs reference "
+                   f"{it['referenceSlowestCycleS']} s, speed-up {speed}, "
+                   f"requirementsRelaxed={it['requirementsRelaxed']}")
+    click.echo(f"demo evidence written to {out_dir}")

@@ -1,0 +1,277 @@
+"""run(spec) -> evidence folder: the stages in order, nothing else.
+
+Stages: tool gate -> cell preparation (start pose, servos) and mass truth -> per-seed
+trials (in parallel processes when more than one core is available; results are
+identical to a serial run) -> checks and pairing -> exports and cross-checks ->
+physical validation -> evidence files -> manifest and signature (atomic rename).
+Everything is computed before anything is written.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import sys
+from collections.abc import Callable
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass
+from multiprocessing import get_context
+from pathlib import Path
+from typing import Any
+
+import mujoco
+import numpy as np
+
+from generator import cell, checks, simulate, tool
+from generator.evidence import provenance
+from generator.evidence.atomic import staged_run
+from generator.evidence.canonical import write_json
+from generator.spec import CellParams, RunSpec
+
+ROBOT_SCHEMA = "workcell-evidence/robot/v1"
+RUN_SCHEMA = "workcell-evidence/run/v1"
+SCOPE = "rigid-body-simulation"
+LIMITS = (
+    "Rigid-body simulation of a generic UR5e-class arm (datasheet link lengths, masses, joint "
+    "limits, rated speeds and torque limits; link inertias approximated as cylinders) with a "
+    "generic joint position controller and gravity compensation, not a vendor controller. "
+    "The workpiece is attached kinematically while gripped (no grasp physics, no workpiece "
+    "mass in the dynamics, no workpiece collisions). The mounted CAD part uses its nominal "
+    "density; collisions use its convex hull. Not a safety assessment, not a certification, "
+    "not a statement about any specific product."
+)
+# The CAD part's base plate bolts to the palm's outer face: tool z (bracket normal)
+# along the gripper's +x, i.e. a +90 degree turn about the gripper's y axis.
+TOOL_MOUNT_QUAT = (math.cos(math.pi / 4), 0.0, math.sin(math.pi / 4), 0.0)
+SIDES = ("reference", "candidate")
+
+Progress = Callable[[str, dict], None]
+
+
+@dataclass(frozen=True)
+class SideResult:
+    side: str
+    params: CellParams
+    prepared: simulate.PreparedCell
+    trials: list[dict]
+    series: list[dict]
+    checks: list[dict]
+    tool_table: dict | None
+
+
+def make_mounter(gated: tool.GatedTool | None):
+    """The cell builder's tool hook for a gated part (None: no tool)."""
+    if gated is None:
+        return None
+
+    def mount(spec: mujoco.MjSpec, gripper: mujoco.MjsBody) -> None:
+        body = tool.mount_tool(spec, gripper, gated, cell.TOOL_MOUNT_POS, TOOL_MOUNT_QUAT)
+        body.gravcomp = 1.0
+
+    return mount
+
+
+def prepare_side(params: CellParams, gated: tool.GatedTool | None) -> simulate.PreparedCell:
+    return simulate.prepare(params, make_mounter(gated))
+
+
+# Worker-process state: each worker prepares its cell once.
+_WORKER: dict[str, Any] = {}
+
+
+def _init_worker(params: CellParams, gated, requirements) -> None:
+    _WORKER["prepared"] = prepare_side(params, gated)
+    _WORKER["requirements"] = requirements
+
+
+def _run_one(seed: int):
+    return simulate.run_seed(_WORKER["prepared"], seed, _WORKER["requirements"])
+
+
+def run_trials(params: CellParams, gated, prepared: simulate.PreparedCell, seeds, requirements,
+               workers: int, on_seed: Callable[[dict], None] | None = None):
+    """Trials for every seed, in seed order. ``workers > 1`` uses processes."""
+    if workers <= 1 or len(seeds) == 1:
+        results = []
+        for seed in seeds:
+            results.append(simulate.run_seed(prepared, seed, requirements))
+            if on_seed:
+                on_seed(results[-1][0])
+        return results
+    ctx = get_context("fork")
+    with ProcessPoolExecutor(max_workers=workers, mp_context=ctx, initializer=_init_worker,
+                             initargs=(params, gated, requirements)) as pool:
+        results = []
+        for res in pool.map(_run_one, seeds):
+            results.append(res)
+            if on_seed:
+                on_seed(res[0])
+        return results
+
+
+def default_workers() -> int:
+    return max(1, min(os.cpu_count() or 1, 8))
+
+
+def simulate_side(side: str, params: CellParams, spec: RunSpec, gated, workers: int,
+                  progress: Progress | None = None) -> SideResult:
+    prepared = prepare_side(params, gated)
+    table = tool.tool_mass_table(prepared.cell.model, gated) if gated is not None else None
+    requirements = _req(spec)
+
+    def on_seed(trial: dict) -> None:
+        if progress:
+            progress(side, trial)
+
+    results = run_trials(params, gated, prepared, list(spec.seeds), requirements, workers,
+                         on_seed)
+    trials = [r[0] for r in results]
+    series = [r[1] for r in results]
+    return SideResult(side, params, prepared, trials, series,
+                      checks.evaluate_checks(trials, requirements), table)
+
+
+def _req(spec: RunSpec) -> dict:
+    return {"maxCycleSeconds": spec.requirements.maxCycleSeconds,
+            "minSuccessRate": spec.requirements.minSuccessRate}
+
+
+def robot_record(result: SideResult, spec: RunSpec) -> dict:
+    """robot.json for one side (CONTRACTS.md)."""
+    requirements = _req(spec)
+    prepared = result.prepared
+    return {
+        "schema": ROBOT_SCHEMA,
+        "scope": SCOPE,
+        "physicalValidation": False,
+        "limits": LIMITS,
+        "side": result.side,
+        "cell": vars(result.params) | {"guardDistance": result.params.guard_distance_m},
+        "requirements": requirements,
+        "seeds": list(spec.seeds),
+        "trials": result.trials,
+        "checks": result.checks,
+        "successRate": checks.success_rate(result.trials, requirements),
+        "passed": checks.cell_passed(result.checks),
+        "tool": result.tool_table,
+        "model": model_summary(prepared),
+    }
+
+
+def model_summary(prepared: simulate.PreparedCell) -> dict:
+    """Model facts a reviewer needs: timestep, integrator, servo gains, start pose, geoms."""
+    model = prepared.cell.model
+    data = mujoco.MjData(model)
+    mujoco.mj_resetDataKeyframe(model, data, 0)
+    mujoco.mj_forward(model, data)
+    arm_geoms = set(prepared.cell.arm_geoms)
+    geoms = []
+    for g in range(model.ngeom):
+        body = mujoco.mj_id2name(model, mujoco.mjtObj.mjOBJ_BODY, model.geom_bodyid[g])
+        if g in arm_geoms:
+            role = "arm"
+        elif model.geom_contype[g] == cell.STATIC_CONTYPE:
+            role = "guard" if body == "guards" else "equipment"
+        else:
+            role = "other"
+        geoms.append({
+            "name": mujoco.mj_id2name(model, mujoco.mjtObj.mjOBJ_GEOM, g), "body": body,
+            "type": mujoco.mjtGeom(model.geom_type[g]).name.removeprefix("mjGEOM_").lower(),
+            "size": np.round(model.geom_size[g], 6), "pos": np.round(data.geom_xpos[g], 6),
+            "mat": np.round(data.geom_xmat[g], 6), "role": role})
+    return {
+        "timestepS": model.opt.timestep,
+        "integrator": mujoco.mjtIntegrator(model.opt.integrator).name,
+        "gravityCompensation": "actuatorgravcomp (inside the joint torque limits)",
+        "servoKp": [float(model.actuator_gainprm[i, 0]) for i in range(model.nu)],
+        "servoKv": [float(-model.actuator_biasprm[i, 2]) for i in range(model.nu)],
+        "settleToleranceRad": simulate.SETTLE_POSITION_RAD,
+        "settleToleranceRadS": simulate.SETTLE_VELOCITY_RAD_S,
+        "settleHoldS": simulate.SETTLE_HOLD_S,
+        "settleWindowS": simulate.SETTLE_WINDOW_S,
+        "startPoseRad": prepared.start_q,
+        "startClearanceMm": prepared.start_clearance_m * 1000.0,
+        "startClearancePair": list(prepared.start_clearance_pair),
+        "bodyMassesKg": {mujoco.mj_id2name(model, mujoco.mjtObj.mjOBJ_BODY, b):
+                         float(model.body_mass[b]) for b in range(1, model.nbody)},
+        "geoms": geoms,
+    }
+
+
+def verdict_for(sides: dict[str, SideResult], stages: list[dict]) -> tuple[str, list[str]]:
+    """Accepted iff the candidate passes all four checks and every stage passed."""
+    reasons = []
+    for check in sides["candidate"].checks:
+        if not check["passed"]:
+            reasons.append(f"candidate {check['id']} failed: observed {check['observed']} "
+                           f"{check['unit']}, required {check['required']}")
+    for stage in stages:
+        if not stage["passed"]:
+            reasons.append(f"{stage['name']} failed: {stage.get('reason', '')}".rstrip(": "))
+    return ("accepted" if not reasons else "rejected"), reasons
+
+
+def compute(spec: RunSpec, store_dir: Path = tool.DEFAULT_REVIEW_STORE,
+            workers: int | None = None, progress: Progress | None = None):
+    """All stages up to (not including) writing; raises ToolGateError/SpecError first."""
+    gated = tool.gate_tool(spec.tool, spec.project, store_dir) if spec.tool else None
+    workers = default_workers() if workers is None else workers
+    sides = {side: simulate_side(side, getattr(spec, side), spec, gated, workers, progress)
+             for side in SIDES}
+    return gated, sides
+
+
+def write_run(folder: Path, spec: RunSpec, gated, sides: dict[str, SideResult],
+              command: list[str]) -> dict:
+    """Write run.json and both cell folders into ``folder`` (no manifest, no signature)."""
+    stages: list[dict] = []
+    for side, result in sides.items():
+        cell_dir = folder / side
+        cell_dir.mkdir(parents=True)
+        (cell_dir / "scene.xml").write_text(result.prepared.cell.spec.to_xml())
+        if gated is not None:
+            (cell_dir / tool.TOOL_MESH_FILE).write_bytes(gated.stl_bytes)
+        write_json(cell_dir / "robot.json", robot_record(result, spec))
+        write_json(cell_dir / "timeseries.json", {"schema": "workcell-evidence/timeseries/v1",
+                                                  "seeds": result.series})
+    verdict, reasons = verdict_for(sides, stages)
+    requirements = _req(spec)
+    run = {
+        "schema": RUN_SCHEMA,
+        "title": spec.title,
+        "notes": spec.notes,
+        "project": spec.project,
+        "spec": spec.to_dict(),
+        "specDigest": spec.digest(),
+        "seeds": list(spec.seeds),
+        "verdict": verdict,
+        "reasons": reasons,
+        "stages": stages,
+        "cells": {side: {"passed": checks.cell_passed(r.checks),
+                         "successRate": checks.success_rate(r.trials, requirements),
+                         "checks": r.checks} for side, r in sides.items()},
+        "pairing": checks.pair_trials(sides["reference"].trials, sides["candidate"].trials,
+                                      requirements),
+        "provenance": provenance.collect(),
+        "command": command,
+    }
+    write_json(folder / "run.json", run)
+    return run
+
+
+def run(spec: RunSpec, out_dir: Path, sign_key: Path | None = None, overwrite: bool = False,
+        store_dir: Path = tool.DEFAULT_REVIEW_STORE, workers: int | None = None,
+        progress: Progress | None = None, command: list[str] | None = None) -> dict:
+    """Compute everything, then write the run atomically (manifest, optional signature)."""
+    gated, sides = compute(spec, store_dir, workers, progress)
+    with staged_run(out_dir, sign_key=sign_key, overwrite=overwrite) as tmp:
+        result = write_run(tmp, spec, gated, sides, command or [])
+    return result
+
+
+def print_progress(side: str, trial: dict) -> None:
+    status = "ok" if trial["success"] else (trial["failureReason"] or "failed")
+    cycle = trial["cycleSeconds"]
+    cycle_text = "never settled" if cycle is None else f"{cycle:.3f} s"
+    print(f"  {side:9s} seed {trial['seed']:4d}: {status:14s} cycle {cycle_text}, "
+          f"min clearance {trial['minClearanceMm']:.1f} mm", file=sys.stderr, flush=True)
