@@ -61,12 +61,15 @@ class ProvenanceDifference:
         return f"{self.field}: recorded {self.recorded!r}, current {self.current!r}"
 
 
-def collect(repo_root: Path | None = None) -> dict[str, Any]:
+def collect(repo_root: Path | None = None,
+            packages: Mapping[str, str | None] | None = None) -> dict[str, Any]:
     """Describe the current interpreter, imported distributions, lock file and source.
 
     Args:
         repo_root: repository root holding requirements.lock and the generator package
             (defaults to the folder above the installed ``generator`` package).
+        packages: distribution versions to record instead of
+            :func:`imported_distributions` (which scans every installed distribution).
     """
     root = Path(repo_root) if repo_root is not None else REPO_ROOT
     return {
@@ -76,7 +79,7 @@ def collect(repo_root: Path | None = None) -> dict[str, Any]:
         "system": platform.system(),
         "machine": platform.machine(),
         "platform": platform.platform(),
-        "packages": imported_distributions(),
+        "packages": dict(packages) if packages is not None else imported_distributions(),
         "lockFile": lock_file_record(root),
         "source": source_revision(root),
     }
@@ -91,11 +94,10 @@ def current_for(recorded: Mapping[str, Any] | None,
     imported it: verifying a run must not warn that mujoco "disappeared" merely because
     ``verify`` never imports it.
     """
-    current = collect(repo_root)
     names = recorded.get("packages") if isinstance(recorded, Mapping) else None
     if isinstance(names, Mapping):
-        current["packages"] = installed_versions(names)
-    return current
+        return collect(repo_root, packages=installed_versions(names))
+    return collect(repo_root)
 
 
 def installed_versions(names: Iterable[str]) -> dict[str, str | None]:

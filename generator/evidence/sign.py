@@ -208,44 +208,59 @@ def make_envelope(statement: Mapping[str, Any], key: Ed25519PrivateKey) -> dict[
 def open_envelope(envelope: Any, trusted: Mapping[str, Ed25519PublicKey]) -> VerifiedEnvelope:
     """Check a DSSE envelope against trusted keys and return its decoded statement.
 
-    A signature whose keyid is not trusted is skipped; the envelope is accepted when
-    one signature verifies with a trusted key.
+    The ``keyid`` of a signature is only a hint: every signature is tried with every
+    trusted key, so an altered keyid is reported as tampering, not as an unknown key.
 
     Raises:
-        SignatureMissing: the envelope has no signatures.
-        UntrustedSignature: no signature was made by a trusted key.
-        InvalidEnvelope: malformed envelope, or a trusted key's signature is invalid.
+        SignatureMissing: the envelope's ``signatures`` list is empty.
+        UntrustedSignature: no signature verifies with a trusted key, and every signature
+            names a key that is not trusted.
+        InvalidEnvelope: malformed envelope, or a signature naming a trusted key (or
+            verifying with one under another keyid) that does not match the payload.
     """
-    if not isinstance(envelope, Mapping):
-        raise InvalidEnvelope("envelope is not a JSON object")
-    if envelope.get("payloadType") != PAYLOAD_TYPE:
-        raise InvalidEnvelope(
-            f"payloadType is {envelope.get('payloadType')!r}, expected {PAYLOAD_TYPE!r}")
-    try:
-        payload = base64.b64decode(str(envelope.get("payload", "")), validate=True)
-    except binascii.Error as exc:
-        raise InvalidEnvelope(f"payload is not base64: {exc}") from exc
-    signatures = envelope.get("signatures")
-    if not isinstance(signatures, list) or not signatures:
+    payload, signatures = _parse_envelope(envelope)
+    if not signatures:
         raise SignatureMissing("the envelope carries no signatures")
     message = pae(PAYLOAD_TYPE, payload)
-    seen: list[str] = []
-    for entry in signatures:
-        keyid = str(entry.get("keyid", "")) if isinstance(entry, Mapping) else ""
-        seen.append(keyid)
-        if keyid not in trusted:
-            continue
-        try:
-            trusted[keyid].verify(base64.b64decode(str(entry.get("sig", "")), validate=True),
-                                  message)
-        except (InvalidSignature, binascii.Error) as exc:
-            raise InvalidEnvelope(
-                f"the signature by trusted key {keyid} does not verify over this payload"
-            ) from exc
-        return VerifiedEnvelope(keyid, _decode_statement(payload))
+    named: list[str] = []
+    for keyid, sig in signatures:
+        named.append(keyid)
+        for trusted_id, key in trusted.items():
+            try:
+                key.verify(sig, message)
+            except InvalidSignature:
+                continue
+            if trusted_id != keyid:
+                raise InvalidEnvelope(
+                    f"signature verifies with trusted key {trusted_id} but names keyid "
+                    f"{keyid!r}: the envelope was altered")
+            return VerifiedEnvelope(keyid, _decode_statement(payload))
+    bad = [k for k in named if k in trusted]
+    if bad:
+        raise InvalidEnvelope(
+            f"the signature by trusted key {bad[0]} does not verify over this payload "
+            "(payload or signature altered)")
     raise UntrustedSignature(
-        f"signed by key(s) {', '.join(seen) or '(none)'}; none is trusted "
+        f"signed by key(s) {', '.join(named)}; none is trusted "
         f"(trusted: {', '.join(sorted(trusted)) or 'none given'})")
+
+
+def _parse_envelope(envelope: Any) -> tuple[bytes, list[tuple[str, bytes]]]:
+    if not isinstance(envelope, Mapping) or set(envelope) != {"payloadType", "payload",
+                                                              "signatures"}:
+        raise InvalidEnvelope("not a DSSE envelope {payloadType, payload, signatures}")
+    if envelope["payloadType"] != PAYLOAD_TYPE:
+        raise InvalidEnvelope(
+            f"payloadType is {envelope['payloadType']!r}, expected {PAYLOAD_TYPE!r}")
+    if not isinstance(envelope["signatures"], list):
+        raise InvalidEnvelope("signatures is not a list")
+    try:
+        payload = base64.b64decode(str(envelope["payload"]), validate=True)
+        signatures = [(str(e["keyid"]), base64.b64decode(str(e["sig"]), validate=True))
+                      for e in envelope["signatures"]]
+    except (binascii.Error, KeyError, TypeError) as exc:
+        raise InvalidEnvelope(f"malformed payload or signature entry: {exc!r}") from exc
+    return payload, signatures
 
 
 def _decode_statement(payload: bytes) -> dict[str, Any]:

@@ -401,7 +401,8 @@ def _check_predicate(folder: Path, rel: str, opened: VerifiedEnvelope, out: _Col
     signed = signed if isinstance(signed, Mapping) else {}
     for key in sorted(set(expected) | set(signed)):
         if not same_value(signed.get(key), expected.get(key)):
-            out.fail(Code.SIGNATURE_PREDICATE, sig_file,
+            file = _join(rel, MANIFEST_NAME) if key == "manifestSha256" else sig_file
+            out.fail(Code.SIGNATURE_PREDICATE, file,
                      f"signed predicate field '{key}' differs from the folder's records "
                      "(expected = signed, actual = recomputed)",
                      expected=signed.get(key), actual=expected.get(key))
