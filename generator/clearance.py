@@ -60,5 +60,5 @@ def min_clearance(model: mujoco.MjModel, qpos: np.ndarray, arm_geoms, static_geo
 
 
 def _record(model, dist, step, a, s) -> Clearance:
-    name = lambda g: mujoco.mj_id2name(model, mujoco.mjtObj.mjOBJ_GEOM, g)  # noqa: E731
+    name = lambda g: mujoco.mj_id2name(model, mujoco.mjtObj.mjOBJ_GEOM, g)
     return Clearance(float(dist), int(step), (name(a), name(s)))

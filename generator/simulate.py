@@ -179,7 +179,7 @@ def simulate(prepared: PreparedCell, setpoints: np.ndarray, segment_index: np.nd
     mujoco.mj_forward(model, data)
     dt = model.opt.timestep
     n_traj = len(setpoints)
-    n_max = n_traj + int(round(SETTLE_WINDOW_S / dt))
+    n_max = n_traj + round(SETTLE_WINDOW_S / dt)
     qlog = np.empty((n_max, model.nq))
     tau = np.empty((n_max, model.nv))
     contacts = _ContactLog()
@@ -193,7 +193,7 @@ def simulate(prepared: PreparedCell, setpoints: np.ndarray, segment_index: np.nd
         if data.ncon:
             contacts.add(model, data, i, segment_names[segment_index[i]])
     final = setpoints[-1]
-    hold_steps = int(round(SETTLE_HOLD_S / dt))
+    hold_steps = round(SETTLE_HOLD_S / dt)
     held, settled_at, end = 0, None, n_max
     for i in range(n_traj, n_max):
         step(model, data)
@@ -226,9 +226,9 @@ def run_seed(prepared: PreparedCell, seed: int, requirements) -> tuple[dict, dic
     qlog, tau, n_traj, settled_at, contacts = simulate(prepared, setpoints, seg_index, names)
     overall, per_object = min_clearance(model, qlog, c.arm_geoms, c.static_geoms,
                                         c.static_object_of_geom)
-    name = lambda kind, i: mujoco.mj_id2name(model, kind, i)  # noqa: E731
-    geom_name = lambda g: name(mujoco.mjtObj.mjOBJ_GEOM, g)  # noqa: E731
-    body_name = lambda g: name(mujoco.mjtObj.mjOBJ_BODY, model.geom_bodyid[g])  # noqa: E731
+    name = lambda kind, i: mujoco.mj_id2name(model, kind, i)
+    geom_name = lambda g: name(mujoco.mjtObj.mjOBJ_GEOM, g)
+    body_name = lambda g: name(mujoco.mjtObj.mjOBJ_BODY, model.geom_bodyid[g])
     collisions = []
     for (g1, g2), rec in sorted(contacts.pairs.items(), key=lambda kv: kv[1]["firstStep"]):
         a, s = (g1, g2) if g1 in c.arm_geoms else (g2, g1)

@@ -64,7 +64,7 @@ def sample(segments: list[Segment], dt_s: float) -> tuple[np.ndarray, np.ndarray
     Returns (setpoints [N x 6] rad, segment index per step [N]).
     """
     total = segments[-1].start_s + segments[-1].duration_s
-    n = int(round(total / dt_s))
+    n = round(total / dt_s)
     times = np.arange(1, n + 1) * dt_s
     out = np.empty((n, len(segments[0].q0)))
     index = np.empty(n, dtype=np.int32)

@@ -565,21 +565,28 @@ def _stage_results(stages: Any) -> list[tuple[str, Any]]:
 
 
 def _check_demo(root: Path, out: _Collector) -> None:
+    """demo.json's per-iteration verdicts against the iteration run folders."""
     demo = _load(root / DEMO_FILE, DEMO_FILE, out)
-    if demo is None:
+    if not isinstance(demo, Mapping):
         return
-    iterations = demo.get("iterations") if isinstance(demo, Mapping) else None
-    for item in iterations if isinstance(iterations, list) else []:
-        if not (isinstance(item, Mapping) and isinstance(item.get("folder"), str)
-                and "verdict" in item):
+    iterations = demo.get("iterations")
+    for i, item in enumerate(iterations if isinstance(iterations, list) else []):
+        folder = item.get("runFolder", item.get("folder")) if isinstance(item, Mapping) else None
+        if not isinstance(folder, str) or "verdict" not in item:
             continue
-        run_path = root / item["folder"] / RUN_FILE
-        run = _load(run_path, f"{item['folder']}/{RUN_FILE}", out) if run_path.is_file() \
-            else None
+        run_path = root / folder / RUN_FILE
+        if ".." in Path(folder).parts or not run_path.is_file():
+            out.fail(Code.SUMMARY_MISMATCH, DEMO_FILE,
+                     f"iterations[{i}] names run folder {folder!r}, which holds no {RUN_FILE}")
+            continue
+        run = _load(run_path, f"{folder}/{RUN_FILE}", out)
         actual = run.get("verdict") if isinstance(run, Mapping) else None
-        _compare(out, DEMO_FILE, f"iterations[{item['folder']}].verdict", actual,
-                 item["verdict"])
-    if isinstance(demo, Mapping) and "provenance" in demo:
+        _compare(out, DEMO_FILE, f"iterations[{i}].verdict ({folder})", actual, item["verdict"])
+        if "specDigest" in item:
+            recorded = run.get("specDigest") if isinstance(run, Mapping) else None
+            _compare(out, DEMO_FILE, f"iterations[{i}].specDigest ({folder})", recorded,
+                     item["specDigest"])
+    if "provenance" in demo:
         _check_provenance(demo["provenance"], DEMO_FILE, out)
 
 

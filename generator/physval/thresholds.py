@@ -56,9 +56,10 @@ CAVITY_START_CLEARANCE_RADII = 1.5
 # --- group 7: joints and mechanisms ---------------------------------------------------------
 HINGE_SWEEP_TIME_S = 2.0  # project choice: time the limited torque gets to reach the target
 # Project choice: position-servo gain of the limited-torque drive, per unit of torque limit
-# (kp = gain * tau_max, so the drive saturates beyond 1 rad of error).
-HINGE_KP_PER_NM = 1.0  # [1/rad]
-HINGE_KV_RATIO = 0.2  # [s] kv = ratio * kp
+# (kp = gain * tau_max, so the drive saturates at the torque limit beyond 0.1 rad of error).
+HINGE_KP_PER_NM = 10.0  # [1/rad]
+# Project choice: the set-point ramps at this speed (a sweep, not a step that slams the part).
+HINGE_RAMP_RAD_S = 1.0
 
 # --- engine settings shared by the dynamic groups -------------------------------------------
 SIM_TIMESTEP_S = 0.002  # MuJoCo's default step, stated explicitly
