@@ -129,10 +129,15 @@ def is_archive(path: Path) -> bool:
     return path.is_file() and (path.name.endswith(".tar.gz") or path.name.endswith(".tgz"))
 
 
-def safe_extract(archive: Path, dest_dir: Path) -> Path:
+def safe_extract(archive: Path, dest_dir: Path, max_total_bytes: int = MAX_TOTAL_BYTES) -> Path:
     """Extract an archive made by :func:`create_archive` into an empty ``dest_dir``.
 
     Every member is checked first; nothing is written when any member is unsafe.
+
+    Args:
+        archive: the .tar.gz file.
+        dest_dir: existing, empty folder to extract into (a temporary folder).
+        max_total_bytes: refuse archives whose files add up to more [bytes].
 
     Returns:
         The extracted run folder: the single top folder when all entries share one,
@@ -147,7 +152,7 @@ def safe_extract(archive: Path, dest_dir: Path) -> Path:
     try:
         with tarfile.open(archive, mode="r:gz") as tar:
             members = tar.getmembers()  # reads the whole archive: truncation shows here
-            names = _check_members(members)
+            names = _check_members(members, max_total_bytes)
             for member, parts in zip(members, names, strict=True):
                 _extract_member(tar, member, parts, dest_dir)
     except (tarfile.TarError, EOFError, zlib.error, gzip.BadGzipFile) as exc:
@@ -158,7 +163,8 @@ def safe_extract(archive: Path, dest_dir: Path) -> Path:
     return dest_dir
 
 
-def _check_members(members: list[tarfile.TarInfo]) -> list[tuple[str, ...]]:
+def _check_members(members: list[tarfile.TarInfo],
+                   max_total_bytes: int) -> list[tuple[str, ...]]:
     if len(members) > MAX_MEMBERS:
         raise UnsafeArchiveError("(archive)", f"more than {MAX_MEMBERS} entries")
     total = 0
@@ -174,8 +180,8 @@ def _check_members(members: list[tarfile.TarInfo]) -> list[tuple[str, ...]]:
             raise UnsafeArchiveError(member.name, "entry appears twice")
         seen.add(parts)
         total += member.size
-        if total > MAX_TOTAL_BYTES:
-            raise UnsafeArchiveError(member.name, f"content exceeds {MAX_TOTAL_BYTES} bytes")
+        if total > max_total_bytes:
+            raise UnsafeArchiveError(member.name, f"content exceeds {max_total_bytes} bytes")
         checked.append(parts)
     return checked
 
