@@ -1,0 +1,132 @@
+"""Simulation stage tests on the real engine (issue 2)."""
+
+from __future__ import annotations
+
+import math
+
+import mujoco
+import numpy as np
+import pytest
+
+from generator import cell, ik, simulate, trajectory
+from generator.evidence.canonical import dumps
+from generator.spec import CellParams, Requirements
+
+DEMO_CELL = dict(pickDistance=0.32, placeDistance=0.32, pickHeight=0.6, placeHeight=0.7,
+                 pedestalHeight=1.0, guardClearance=0.30, speedFraction=0.75, jitter=0.02)
+REQ = Requirements(maxCycleSeconds=5.0, minSuccessRate=0.9)
+
+
+def params(**changes) -> CellParams:
+    return CellParams(**(DEMO_CELL | changes))
+
+
+@pytest.fixture(scope="module")
+def prepared():
+    return simulate.prepare(params())
+
+
+def test_ik_converges_on_reachable_targets(prepared):
+    targets = simulate.targets_for(prepared, seed=3)
+    _, records = simulate.solve_targets(prepared, targets)
+    assert [r["name"] for r in records] == list(simulate.TARGET_NAMES)
+    for rec in records:
+        assert rec["reason"] is None
+        assert rec["errorMm"] < 0.01
+        assert rec["iterations"] <= ik.MAX_ITERATIONS
+
+
+def test_ik_reports_unreachable_for_a_target_two_metres_away(prepared):
+    c = prepared.cell
+    far = np.array([2.0, 0.0, 1.0])
+    data = mujoco.MjData(c.model)
+    sol = ik.solve(c.model, data, c.tcp_site, far, simulate.DOWN, prepared.start_q)
+    assert not sol.converged and sol.iterations == ik.MAX_ITERATIONS
+    assert sol.position_error_m > 0.5
+    base = np.array([0, 0, c.params.pedestalHeight])
+    assert not ik.within_envelope(far, simulate.DOWN, base, cell.TCP_OFFSET_M)
+    # and the per-target record names the reason
+    targets = simulate.targets_for(prepared, 0)
+    targets[1] = far
+    _, records = simulate.solve_targets(prepared, targets)
+    assert records[1]["reason"] == "unreachable"
+
+
+def test_envelope_keeps_reachable_targets_inside(prepared):
+    base = np.array([0, 0, prepared.cell.params.pedestalHeight])
+    for target in simulate.targets_for(prepared, 0):
+        assert ik.within_envelope(target, simulate.DOWN, base, cell.TCP_OFFSET_M)
+
+
+def test_quintic_boundary_conditions_and_peak_velocity():
+    s, ds, dds = trajectory.quintic(np.array([0.0, 1.0]))
+    assert s.tolist() == [0.0, 1.0]
+    assert ds.tolist() == [0.0, 0.0] and dds.tolist() == [0.0, 0.0]
+    tau = np.linspace(0, 1, 100001)
+    _, ds, _ = trajectory.quintic(tau)
+    assert ds.max() == pytest.approx(trajectory.QUINTIC_PEAK_VELOCITY_FACTOR, rel=1e-9)
+    # a sampled segment: finite-difference peak velocity = 1.875 dq / T
+    q0, q1 = np.zeros(6), np.array([1.0, -0.5, 0.25, 0, 0, 0.1])
+    speed = np.full(6, 0.5 * math.pi)
+    dt = 0.002
+    seg = trajectory.plan([q0, q1], speed, dt, names=("move",))[0]
+    assert seg.duration_s == pytest.approx(math.ceil(1.875 * 1.0 / speed[0] / dt) * dt)
+    points, _ = trajectory.sample([seg], dt)
+    velocity = np.diff(np.vstack([q0, points]), axis=0) / dt
+    assert np.abs(velocity[:, 0]).max() == pytest.approx(1.875 / seg.duration_s, rel=1e-3)
+    assert np.abs(velocity[:, 0]).max() <= speed[0] * (1 + 1e-9)
+    np.testing.assert_allclose(points[-1], q1, atol=1e-12)
+
+
+def test_guard_across_the_path_is_a_collision_and_a_clear_cell_is_not():
+    clear = simulate.run_seed(simulate.prepare(params(guardClearance=0.30)), 0, REQ)[0]
+    blocked = simulate.run_seed(simulate.prepare(params(guardClearance=0.12)), 0, REQ)[0]
+    assert clear["collisionFree"] and clear["collisions"] == []
+    assert not blocked["collisionFree"]
+    first = blocked["collisions"][0]
+    assert first["bodies"][1] == "guards"
+    assert first["timeS"] > 0.1  # during the motion, not at the start pose
+    assert first["segment"] in trajectory.SEGMENT_NAMES
+    assert blocked["failureReason"] == "collision"
+
+
+def test_clearance_decreases_as_guard_clearance_decreases():
+    values = [simulate.run_seed(simulate.prepare(params(guardClearance=g)), 1, REQ)[0]
+              ["clearanceByObjectMm"]["guards"] for g in (0.6, 0.45, 0.3, 0.2)]
+    assert all(a > b for a, b in zip(values, values[1:], strict=False)), values
+    # and the clearance moves with the guard, about one-for-one
+    assert values[0] - values[-1] == pytest.approx(400.0, abs=40.0)
+
+
+def test_same_seed_twice_gives_identical_trials(prepared):
+    a = simulate.run_seed(prepared, 5, REQ)
+    b = simulate.run_seed(simulate.prepare(params()), 5, REQ)
+    assert dumps(a) == dumps(b)
+
+
+def test_start_pose_is_clear_and_settling_is_measured(prepared):
+    assert prepared.start_clearance_m >= simulate.START_MIN_CLEARANCE_M
+    trial, _ = simulate.run_seed(prepared, 0, REQ)
+    assert trial["settled"]
+    assert 0 < trial["settleS"] < simulate.SETTLE_WINDOW_S / 2
+    assert trial["cycleSeconds"] == pytest.approx(trial["trajectoryEndS"] + trial["settleS"])
+
+
+def test_unsettled_arm_has_no_cycle_time():
+    """Negative control for settling: with the servos cut to 1 % stiffness the arm cannot
+    track within 1e-3 rad, and the seed must report no cycle time instead of a capped one."""
+    prepared = simulate.prepare(params())
+    model = prepared.cell.model
+    model.actuator_gainprm[:, 0] *= 0.01
+    model.actuator_biasprm[:, 1] *= 0.01
+    model.jnt_actgravcomp[:] = 0  # and nothing holds the arm up
+    trial, _ = simulate.run_seed(prepared, 0, REQ)
+    assert trial["settled"] is False and trial["cycleSeconds"] is None
+    assert trial["failureReason"] in ("not-settled", "collision")
+
+
+def test_pick_offsets_are_seeded_and_bounded():
+    offsets = [simulate.pick_offset(s, 0.02) for s in range(50)]
+    assert all(np.hypot(o[0], o[1]) <= 0.02 for o in offsets)
+    np.testing.assert_array_equal(simulate.pick_offset(7, 0.02), simulate.pick_offset(7, 0.02))
+    assert len({tuple(np.round(o, 9)) for o in offsets}) == 50
