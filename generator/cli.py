@@ -174,3 +174,61 @@ def demo_command(out_dir: Path, sign_key, workers, overwrite) -> None:
                    f"{it['referenceSlowestCycleS']} s, speed-up {speed}, "
                    f"requirementsRelaxed={it['requirementsRelaxed']}")
     click.echo(f"demo evidence written to {out_dir}")
+
+
+@main.command("validate-object")
+@click.argument("manifest", type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--out", "out_dir", required=True, type=click.Path(file_okay=False, path_type=Path))
+def validate_object_command(manifest: Path, out_dir: Path) -> None:
+    """Run the physical-validation object suite on ASSET_MANIFEST; write OUT/physval.json.
+
+    Exit 0 when no check FAILs (UNVERIFIED and NOT_APPLICABLE are reported, not failures),
+    1 when a check FAILs, 2 for an invalid manifest.
+    """
+    from generator.physval.manifest import ManifestError
+    from generator.physval.suite import validate_object
+
+    try:
+        record = validate_object(manifest, out_dir)
+    except ManifestError as exc:
+        fail_usage(str(exc))
+    asset = record["assets"]["object"]
+    for check in asset["checks"]:
+        click.echo(f"{check['status']:15s} {check['id']}  {check['reason']}".rstrip())
+    for state in asset["states"]:
+        click.echo(f"state {state['name']}: {state['status']}")
+    click.echo(f"physval written to {out_dir / 'physval.json'}")
+    sys.exit(EXIT_FAILED if asset["summary"].get("FAIL") else EXIT_OK)
+
+
+@main.command("reproduce")
+@click.argument("target", type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.option("--reviews", "store_dir", type=click.Path(file_okay=False, path_type=Path),
+              default=None, help="CAD review store [default: evidence/reviews].")
+@click.option("--workers", type=int, default=None)
+def reproduce_command(target: Path, store_dir, workers) -> None:
+    """Re-run a recorded run (or every demo iteration) and diff per-seed results.
+
+    Exit 0 when every per-seed field is identical, 1 when any differs.
+    """
+    from generator import pipeline, tool
+    from generator.evidence.reproduce import format_diffs
+    from generator.spec import SpecError
+
+    runs = sorted(p.parent for p in target.glob("iteration-*/run.json")) or [target]
+    if not (runs[0] / "run.json").is_file():
+        fail_usage(f"{target} holds no run.json (nor iteration-*/run.json)")
+    identical = True
+    for run_dir in runs:
+        try:
+            result = pipeline.reproduce(run_dir, store_dir or tool.DEFAULT_REVIEW_STORE, workers)
+        except (SpecError, tool.ToolGateError) as exc:
+            fail_usage(f"{run_dir.name}: {exc}")
+        click.echo(f"== {run_dir.name}")
+        for diff in result["provenance"]:
+            click.echo(f"  environment differs: {diff}")
+        for side, diffs in result["sides"].items():
+            click.echo(f"  {side}: " + format_diffs(diffs).replace("\n", "\n    "))
+            identical &= not diffs
+    click.echo("reproduced: identical" if identical else "reproduced: DIFFERENT")
+    sys.exit(EXIT_OK if identical else EXIT_FAILED)

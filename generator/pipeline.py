@@ -24,7 +24,7 @@ import numpy as np
 
 from generator import cell, checks, simulate, tool
 from generator.evidence import provenance
-from generator.evidence.atomic import staged_run
+from generator.evidence.atomic import RunExistsError, staged_run
 from generator.evidence.canonical import write_json
 from generator.spec import CellParams, RunSpec
 
@@ -263,6 +263,10 @@ def run(spec: RunSpec, out_dir: Path, sign_key: Path | None = None, overwrite: b
         store_dir: Path = tool.DEFAULT_REVIEW_STORE, workers: int | None = None,
         progress: Progress | None = None, command: list[str] | None = None) -> dict:
     """Compute everything, then write the run atomically (manifest, optional signature)."""
+    out_dir = Path(out_dir)
+    if out_dir.is_dir() and any(out_dir.iterdir()) and not overwrite:  # fail before computing
+        raise RunExistsError(
+            f"{out_dir} exists and is not empty; choose another --out or pass --overwrite")
     gated, sides = compute(spec, store_dir, workers, progress)
     with staged_run(out_dir, sign_key=sign_key, overwrite=overwrite) as tmp:
         result = write_run(tmp, spec, gated, sides, command or [])
@@ -275,3 +279,25 @@ def print_progress(side: str, trial: dict) -> None:
     cycle_text = "never settled" if cycle is None else f"{cycle:.3f} s"
     print(f"  {side:9s} seed {trial['seed']:4d}: {status:14s} cycle {cycle_text}, "
           f"min clearance {trial['minClearanceMm']:.1f} mm", file=sys.stderr, flush=True)
+
+
+def reproduce(run_dir: Path, store_dir: Path = tool.DEFAULT_REVIEW_STORE,
+              workers: int | None = None) -> dict:
+    """Re-run a recorded run's spec here and diff every per-seed field per side.
+
+    Returns ``{"provenance": [differences], "sides": {side: [TrialDiff]}}``.
+    """
+    from generator.evidence.canonical import read_json
+    from generator.evidence.reproduce import diff_trials
+    from generator.spec import parse_spec
+
+    run = read_json(run_dir / "run.json")
+    spec = parse_spec(run["spec"])
+    recorded_env = run.get("provenance")
+    env_diffs = provenance.compare(recorded_env, provenance.current_for(recorded_env))
+    _, sides = compute(spec, store_dir, workers)
+    diffs = {}
+    for side, result in sides.items():
+        recorded = read_json(run_dir / side / "robot.json")["trials"]
+        diffs[side] = diff_trials(recorded, result.trials)
+    return {"provenance": env_diffs, "sides": diffs}

@@ -92,6 +92,8 @@ class RunSpec:
         out["seeds"] = list(self.seeds)
         if self.tool is None:
             out.pop("tool")
+        else:  # an absent motor axis means "from the review": keep it absent
+            out["tool"] = {k: v for k, v in out["tool"].items() if v is not None}
         return out
 
     def digest(self) -> str:
