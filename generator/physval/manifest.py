@@ -174,6 +174,8 @@ class _Collector:
 
     def number(self, where: str, value: Any, lo: float = -math.inf, hi: float = math.inf,
                lo_open: bool = False) -> float:
+        if value is None:  # a missing required key: already reported by keys()
+            return math.nan
         if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(
                 value):
             self.add(where, value, "a finite number")
@@ -184,6 +186,8 @@ class _Collector:
         return float(value)
 
     def vector(self, where: str, value: Any, n: int = 3, unit: bool = False) -> tuple[float, ...]:
+        if value is None:  # a missing required key: already reported by keys()
+            return (math.nan,) * n
         if not isinstance(value, (list, tuple)) or len(value) != n:
             self.add(where, value, f"a list of {n} numbers")
             return (math.nan,) * n
@@ -197,6 +201,8 @@ class _Collector:
         return out
 
     def text(self, where: str, value: Any, choices: tuple[str, ...] | None = None) -> str:
+        if value is None:  # a missing required key: already reported by keys()
+            return ""
         if not isinstance(value, str) or not value:
             self.add(where, value, "a non-empty string")
             return ""

@@ -45,7 +45,8 @@ def load_asset(manifest: AssetManifest) -> Loaded:
                 else mjcf_spec(manifest))
         model, _ = compile_spec(spec, SIM_TIMESTEP_S)
     except (ValueError, OSError) as exc:  # mujoco raises ValueError on compile errors
-        return Loaded(None, str(exc).strip())
+        # Evidence never holds machine paths: report files relative to the manifest.
+        return Loaded(None, str(exc).strip().replace(f"{manifest.root}/", ""))
     return Loaded(model, "")
 
 

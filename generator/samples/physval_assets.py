@@ -184,6 +184,27 @@ def build_lid(out: Path) -> None:
             "inertials": [lid_inertial()], "hinge": hinge})
 
 
+REVIEWS = ASSETS.parent / "reviews"
+CAD_PART = "nema17-bracket.stl"  # the mounted CAD part, written by generator.samples.cad_parts
+
+
+def build_cad_part(out: Path) -> None:
+    """Manifest for the reviewed NEMA 17 bracket STL (mm, 6061 aluminium), when present."""
+    stl = REVIEWS / CAD_PART
+    if not stl.is_file():
+        print(f"skipped the CAD part: {stl.name} not found in evidence/reviews")
+        return
+    mesh = trimesh.load(stl, force="mesh")
+    rel = Path("..") / "reviews" / CAD_PART
+    write_manifest(out / "nema17-bracket.json", {
+        "name": "nema17-bracket", "description": "The mounted CAD part: NEMA 17 bracket from "
+        "the review store (B-Rep mass in its review record).",
+        "geometry": {"kind": "mesh", "file": rel.as_posix(), "length_unit": "mm",
+                     "collision": "convex_hull"},
+        "inertials": [inertial_of(mesh, ALUMINIUM_KG_M3, 1e-3, f"trimesh {trimesh.__version__}"
+                                  " volume integrals of the reviewed STL x 2700 kg/m^3")]})
+
+
 def main(argv: list[str] | None = None) -> None:
     """Regenerate every sample asset under ``--out`` (default evidence/assets)."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -193,6 +214,7 @@ def main(argv: list[str] | None = None) -> None:
     build_mug(out)
     workpiece(out)
     build_lid(out)
+    build_cad_part(out)
     print(f"wrote sample assets to {out}")
 
 
