@@ -128,8 +128,9 @@ class Finding:
         code: what kind of problem.
         file: path relative to the verified folder (``.`` for the folder itself).
         message: one line saying what disagrees.
-        expected: the value the record should have (digest, recomputed summary...).
-        actual: the value found.
+        expected: the value the record should have (digest, recomputed summary...);
+            for a provenance warning, the recorded value.
+        actual: the value found; for a provenance warning, the current value.
         severity: failure or warning.
     """
 
@@ -147,7 +148,9 @@ class Finding:
     def __str__(self) -> str:
         text = f"{self.code.value}: {self.file}: {self.message}"
         if self.expected is not None or self.actual is not None:
-            text += f" (expected {_short(self.expected)}, actual {_short(self.actual)})"
+            first, second = ("recorded", "current") if self.severity is Severity.WARNING \
+                else ("expected", "actual")
+            text += f" ({first} {_short(self.expected)}, {second} {_short(self.actual)})"
         return text
 
 
@@ -596,7 +599,7 @@ def _check_provenance(recorded: Any, file: str, out: _Collector) -> None:
     for diff in provenance.compare(recorded, current):
         out.warn(Code.PROVENANCE_DIFFERS, file,
                  f"provenance.{diff.field} differs from the current environment "
-                 "(expected = recorded, actual = current)",
+                 "(not a failure: results may still match; see `evidence reproduce`)",
                  expected=diff.recorded, actual=diff.current)
 
 
