@@ -112,3 +112,11 @@ def test_cli_refused_tool_exits_2_and_writes_nothing(tmp_path):
     assert result.exit_code == 2
     assert "TOOL_NOT_ACCEPTED" in result.output
     assert not out.exists()
+
+
+def test_example_spec_is_valid():
+    from pathlib import Path
+
+    spec = load_spec(Path(__file__).parents[1] / "examples" / "spec.toml")
+    assert spec.tool is not None and spec.tool.cadReviewId == "cr-0142-nema17-bracket"
+    assert len(spec.seeds) == 10
