@@ -232,3 +232,27 @@ def reproduce_command(target: Path, store_dir, workers) -> None:
             identical &= not diffs
     click.echo("reproduced: identical" if identical else "reproduced: DIFFERENT")
     sys.exit(EXIT_OK if identical else EXIT_FAILED)
+
+
+# --- site (generator/site) --------------------------------------------------------------
+
+
+@main.command("site")
+@click.argument("evidence_dir", type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.option("--out", "out_dir", required=True, type=click.Path(file_okay=False, path_type=Path),
+              help="Site folder to write (the site's own entries are replaced).")
+@click.option("--trusted-keys", "trusted_keys", default=None,
+              type=click.Path(exists=True, dir_okay=False, path_type=Path),
+              help="File of PEM public keys (blocks, or one key-file path per line). "
+                   "Without it, signatures are shown as 'signature not checked'.")
+def site_command(evidence_dir: Path, out_dir: Path, trusted_keys: Path | None) -> None:
+    """Render the static evidence site from EVIDENCE_DIR (evidence files only)."""
+    from generator.site import build_site
+    from generator.site.signatures import TrustedKeysError
+
+    try:
+        report = build_site(evidence_dir, out_dir, trusted_keys)
+    except TrustedKeysError as exc:
+        fail_usage(str(exc))
+    click.echo(f"site: {report.out_dir}/index.html ({report.runs} run(s), {report.demos} "
+               f"demo(s), {report.pages} page(s), {report.files} evidence file(s) copied)")

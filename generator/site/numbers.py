@@ -32,11 +32,16 @@ def resolve(data: Any, ptr: str) -> Any:
         return data
     for raw in ptr.lstrip("/").split("/"):
         key = raw.replace("~1", "/").replace("~0", "~")
-        data = data[int(key)] if isinstance(data, list) else data[key]
+        if isinstance(data, list):
+            if not key.isdigit():
+                raise KeyError(f"not an array index: {key!r}")
+            data = data[int(key)]
+        else:
+            data = data[key]
     return data
 
 
-def format_number(value: float | int, kind: str = "default") -> str:
+def format_number(value: float, kind: str = "default") -> str:
     """Display text for a number: fixed decimals per kind, scientific when tiny or huge."""
     if isinstance(value, bool):
         raise TypeError("booleans are not numbers on this site")
