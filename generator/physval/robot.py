@@ -119,12 +119,17 @@ def _pinocchio(spec: mujoco.MjSpec, model: mujoco.MjModel) -> Any:
         return pin.buildModelFromMJCF(str(path))
 
 
-def check_dynamics(spec: mujoco.MjSpec, model: mujoco.MjModel, qs: np.ndarray
-                   ) -> list[CheckResult]:
-    """robot.gravity, robot.mass_matrix (vs Pinocchio) and robot.mass_matrix_spd."""
+def check_dynamics(spec: mujoco.MjSpec, model: mujoco.MjModel, qs: np.ndarray,
+                   pmodel: Any = None) -> list[CheckResult]:
+    """robot.gravity, robot.mass_matrix (vs Pinocchio) and robot.mass_matrix_spd.
+
+    Args:
+        pmodel: a Pinocchio model to compare against; by default loaded from the MJCF of
+            ``spec``/``model`` written with explicit inertials.
+    """
     import pinocchio as pin
 
-    pmodel = _pinocchio(spec, model)
+    pmodel = _pinocchio(spec, model) if pmodel is None else pmodel
     pdata = pmodel.createData()
     data = mujoco.MjData(model)
     g_err, m_err, asym, min_eig = [], [], [], []
