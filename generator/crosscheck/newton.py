@@ -22,6 +22,7 @@ import math
 import os
 import sys
 import time
+import warnings
 from importlib import metadata
 from pathlib import Path
 from types import ModuleType
@@ -67,9 +68,12 @@ def newton_crosscheck(cell_dir: Path, *, cache_dir: Path = DEFAULT_WARP_CACHE,
     newton = _import_newton(Path(cache_dir))
     model = mujoco.MjModel.from_xml_path(str(xml_path))
     builder = newton.ModelBuilder()
-    builder.add_usd(str(usd_path))
-    structure = _structure(builder, newton)
-    nmodel, finalize_note = _finalize(builder)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        builder.add_usd(str(usd_path))
+        structure = _structure(builder, newton)
+        nmodel, finalize_note = _finalize(builder)
+    newton_warnings = sorted({str(w.message).replace(str(cell_dir), ".") for w in caught})
     bodies = _body_map(model, nmodel)
     masses = _mass_differences_mg(model, nmodel, bodies["pairs"])
     qs = configs.configurations(model, seed)
@@ -87,6 +91,7 @@ def newton_crosscheck(cell_dir: Path, *, cache_dir: Path = DEFAULT_WARP_CACHE,
         "worstMassDifferenceMg": max(masses.values(), default=0.0),
         **fk,
         "newtonFinalize": finalize_note or "ok",
+        "newtonWarnings": newton_warnings,
         "passed": not reasons, "reasons": reasons,
         "versions": {p: metadata.version(p) for p in ("newton", "warp-lang", "usd-core",
                                                        "mujoco-core")},
