@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 import os
 import sys
+import tempfile
 from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
@@ -21,6 +22,7 @@ from typing import Any
 
 import mujoco
 import numpy as np
+import trimesh
 
 from generator import cell, checks, simulate, tool
 from generator.evidence import provenance
@@ -221,6 +223,60 @@ def compute(spec: RunSpec, store_dir: Path = tool.DEFAULT_REVIEW_STORE,
     return gated, sides
 
 
+WORKPIECE_MANIFEST = Path(__file__).resolve().parents[1] / "evidence" / "assets" / \
+    "workpiece.json"
+_PHYSVAL_CACHE: dict[tuple, dict] = {}
+
+
+def part_manifest(gated: tool.GatedTool, folder: Path):
+    """An asset manifest for the mounted part: its STL beside it, inertia declared from the
+    STL's volume integrals at the review's density (what the engine must reproduce)."""
+    from generator.physval.manifest import declared_mesh_inertial, parse_manifest
+
+    (folder / tool.TOOL_MESH_FILE).write_bytes(gated.stl_bytes)
+    mesh = trimesh.load(folder / tool.TOOL_MESH_FILE, force="mesh")
+    source = (f"trimesh {trimesh.__version__} volume integrals of the reviewed STL "
+              f"x {gated.record.density_kg_m3} kg/m^3 (review {gated.record.id})")
+    data = {"schema": "workcell-evidence/asset/v1", "name": gated.record.id,
+            "description": "The CAD part mounted on the gripper (from its accepted review).",
+            "geometry": {"kind": "mesh", "file": tool.TOOL_MESH_FILE, "length_unit": "mm",
+                         "collision": "convex_hull"},
+            "inertials": [declared_mesh_inertial(mesh, gated.record.density_kg_m3,
+                                                 tool.STL_TO_M, source)]}
+    return parse_manifest(data, folder, "mounted part")
+
+
+def physval_record(params: CellParams, gated: tool.GatedTool | None) -> dict:
+    """physval.json: the object suite on the mounted part and the workpiece, and the robot
+    model checks on the arm as mounted. The arm, tool and workpiece are the same in both
+    cells of a run, so this is computed once per run (and cached per process)."""
+    from generator.physval.robot import robot_model_checks
+    from generator.physval.suite import physval_for_run
+
+    key = (None if gated is None else (gated.record.stl_sha256, gated.payload_kg,
+                                       gated.motor_axis_mm))
+    if key not in _PHYSVAL_CACHE:
+        with tempfile.TemporaryDirectory() as tmp:
+            assets = {"workpiece": WORKPIECE_MANIFEST}
+            if gated is not None:
+                assets["mountedPart"] = part_manifest(gated, Path(tmp))
+            robot = robot_model_checks(cell.build_spec(params, make_mounter(gated)))
+            _PHYSVAL_CACHE[key] = physval_for_run(assets, robot)
+    return _PHYSVAL_CACHE[key]
+
+
+def physval_stage(physval: dict) -> dict:
+    """The run fails when any executed physical-validation check FAILs (UNVERIFIED and
+    NOT_APPLICABLE are shown, never counted as passes or failures)."""
+    failed = [f"{role}: {c['id']}" for role, asset in sorted(physval["assets"].items())
+              for c in asset["checks"] if c["status"] == "FAIL"]
+    if physval["robot"].get("status") == "FAIL":
+        failed += [f"robot: {c['id']}" for c in physval["robot"]["checks"]
+                   if c["status"] == "FAIL"]
+    return {"name": "physical-validation", "file": "physval.json", "passed": not failed,
+            "reason": "FAIL: " + ", ".join(failed) if failed else "no executed check failed"}
+
+
 def write_run(folder: Path, spec: RunSpec, gated, sides: dict[str, SideResult],
               command: list[str]) -> dict:
     """Write run.json and both cell folders into ``folder`` (no manifest, no signature)."""
@@ -234,6 +290,9 @@ def write_run(folder: Path, spec: RunSpec, gated, sides: dict[str, SideResult],
         write_json(cell_dir / "robot.json", robot_record(result, spec))
         write_json(cell_dir / "timeseries.json", {"schema": "workcell-evidence/timeseries/v1",
                                                   "seeds": result.series})
+    physval = physval_record(spec.reference, gated)
+    write_json(folder / "physval.json", physval)
+    stages.append(physval_stage(physval))
     verdict, reasons = verdict_for(sides, stages)
     requirements = _req(spec)
     run = {

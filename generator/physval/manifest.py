@@ -393,3 +393,21 @@ def _measurements(c: _Collector, raw: Any) -> Measurements | None:
         if "friction_sliding" in raw else None,
         str(raw.get("conditions", "")),
     )
+
+
+def declared_mesh_inertial(mesh, density_kg_m3: float, scale: float, source: str
+                           ) -> dict[str, Any]:
+    """A manifest inertial declared from a mesh: trimesh signed-volume integrals x density.
+
+    Args:
+        mesh: a closed ``trimesh.Trimesh`` (as re-read from its STL).
+        density_kg_m3: material density [kg/m^3].
+        scale: mesh units to metres (0.001 for millimetres).
+        source: how the numbers were obtained (written into the manifest).
+    """
+    m = mesh.copy()
+    m.apply_scale(scale)
+    m.density = density_kg_m3
+    return {"body": MESH_BODY, "mass_kg": float(m.mass), "com_m": m.center_mass.tolist(),
+            "inertia_kg_m2": m.moment_inertia.tolist(), "density_kg_m3": density_kg_m3,
+            "source": source}

@@ -22,7 +22,8 @@ import numpy as np
 import trimesh
 from trimesh.creation import annulus, box, cylinder
 
-from generator.physval.manifest import MESH_BODY, SCHEMA
+from generator.physval.manifest import SCHEMA
+from generator.physval.manifest import declared_mesh_inertial as inertial_of
 from generator.physval.scene import coacd_parts
 
 ASSETS = Path(__file__).resolve().parents[2] / "evidence" / "assets"
@@ -56,17 +57,6 @@ def write_stl(mesh: trimesh.Trimesh, path: Path) -> trimesh.Trimesh:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_bytes(trimesh.exchange.stl.export_stl(mesh))
     return trimesh.load(path, force="mesh")
-
-
-def inertial_of(mesh: trimesh.Trimesh, density: float, scale: float, source: str
-                ) -> dict[str, Any]:
-    """Declared inertial from a (re-read) mesh: trimesh signed-volume integrals x density."""
-    m = mesh.copy()
-    m.apply_scale(scale)
-    m.density = density
-    return {"body": MESH_BODY, "mass_kg": float(m.mass), "com_m": m.center_mass.tolist(),
-            "inertia_kg_m2": m.moment_inertia.tolist(), "density_kg_m3": density,
-            "source": source}
 
 
 def write_manifest(path: Path, manifest: dict[str, Any]) -> None:
