@@ -358,3 +358,16 @@ def test_cli_reference_documents_every_command() -> None:
     text = (REPO / "docs" / "cli.md").read_text(encoding="utf-8")
     missing = [name for name in main.commands if f"evidence {name}" not in text]
     assert missing == [], f"docs/cli.md does not document: {missing}"
+
+
+def test_spec_reference_lists_every_field_and_range() -> None:
+    from generator.spec import CELL_RANGES, REQUIREMENT_RANGES, TOOL_FIELDS, TOP_LEVEL
+    from generator.tool import MOTOR_AXIS_RANGE_MM, PAYLOAD_RANGE_KG
+
+    text = (REPO / "docs" / "guide" / "spec.md").read_text(encoding="utf-8")
+    for name, (lo, hi, _unit) in {**CELL_RANGES, **REQUIREMENT_RANGES}.items():
+        assert f"| `{name}` | {lo}–{hi} |" in text, f"{name} [{lo}, {hi}] not documented"
+    for name, (lo, hi) in (("payloadKg", PAYLOAD_RANGE_KG), ("motorAxisMm", MOTOR_AXIS_RANGE_MM)):
+        assert f"| `{name}` | {lo}–{hi} |" in text, f"tool {name} [{lo}, {hi}] not documented"
+    for name in (*TOP_LEVEL, *TOOL_FIELDS):
+        assert f"`{name}`" in text, f"{name} not documented"
