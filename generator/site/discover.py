@@ -24,6 +24,8 @@ SIDES = ("reference", "candidate")
 CELL_FILES = {"robot": "robot.json", "timeseries": "timeseries.json",
               "newton": "newton.json", "dynamics": "dynamics.json",
               "physval": "physval.json"}
+# Run-level evidence files (beside run.json), by role.
+RUN_FILES = {"physval": "physval.json"}
 _ITERATION = re.compile(r"iteration-(\d+)$")
 
 
@@ -50,6 +52,7 @@ class RunEvidence:
         manifest: manifest.json, or None when absent.
         demo_rel: the demo folder this run is an iteration of, or None.
         iteration: the iteration number within its demo, or None.
+        docs: run-level JSON files beside run.json (``RUN_FILES``), by role.
     """
 
     rel: str
@@ -59,6 +62,7 @@ class RunEvidence:
     manifest: Doc | None
     demo_rel: str | None = None
     iteration: int | None = None
+    docs: dict[str, Doc] = field(default_factory=dict)
 
     @property
     def slug(self) -> str:
@@ -154,12 +158,14 @@ def _read_run(folder: Path, root: Path, found: Evidence,
         run = Doc(join(rel, RUN_FILE), read_json(folder / RUN_FILE))
         cells = {side: _read_cell(folder / side, join(rel, side), side) for side in SIDES
                  if (folder / side).is_dir()}
+        docs = {role: Doc(join(rel, name), read_json(folder / name))
+                for role, name in RUN_FILES.items() if (folder / name).is_file()}
     except ValueError as exc:
         found.unreadable.append(Unreadable(rel, str(exc)))
         return None
     match = _ITERATION.search(folder.name) if demo_rel is not None else None
     return RunEvidence(rel, folder, run, cells, _manifest(folder, rel), demo_rel,
-                       int(match.group(1)) if match else None)
+                       int(match.group(1)) if match else None, docs)
 
 
 def _read_cell(folder: Path, rel: str, side: str) -> CellEvidence:

@@ -100,10 +100,26 @@ class ParamRow:
 
 
 @dataclass(frozen=True)
-class StatusRow:
+class PhysvalCheck:
     id: str
     group: str
-    sides: dict[str, str]
+    status: str
+    reason: str
+    method: str
+    measured: Table
+    threshold: Table | None
+    control: str
+
+
+@dataclass(frozen=True)
+class PhysvalSubject:
+    """One validated subject (an asset such as the mounted part, or the robot model)."""
+
+    name: str
+    source: str
+    status: str
+    states: tuple[tuple[str, str], ...]
+    checks: tuple[PhysvalCheck, ...]
 
 
 @dataclass(frozen=True)
@@ -136,8 +152,7 @@ class RunPage:
     exports: dict[str, Table | None]
     newton: dict[str, Table | None]
     dynamics: dict[str, Table | None]
-    physval: dict[str, Table | None]
-    physval_matrix: tuple[StatusRow, ...]
+    physval: tuple[PhysvalSubject, ...]
     model: dict[str, Table | None]
     files: tuple[FileRow, ...]
     provenance: Table | None
@@ -169,7 +184,7 @@ def build_run_page(run: RunEvidence, signature: SignatureStatus,
         stages=flatten(doc, "stages") if doc.get("stages") else None,
         mass=_mass(robots), exports=_cell_tables(robots, "exports"),
         newton=_file_tables(run, "newton"), dynamics=_file_tables(run, "dynamics"),
-        physval=_file_tables(run, "physval"), physval_matrix=_physval_matrix(run),
+        physval=_physval(run),
         model={side: flatten(r, "model", skip=("geoms",)) if r and r.get("model") else None
                for side, r in robots.items()},
         files=_files(run), provenance=flatten(doc, "provenance")
@@ -324,34 +339,46 @@ def _file_tables(run: RunEvidence, role: str) -> dict[str, Table | None]:
     return out
 
 
-def _status_records(data: Any, depth: int = 0) -> list[tuple[int, dict]] | None:
-    """The first list of ``{id, status}`` records in a physval file (with indices)."""
-    if isinstance(data, list):
-        records = [(i, d) for i, d in enumerate(data)
-                   if isinstance(d, dict) and "id" in d and "status" in d]
-        if records:
-            return records
-    if isinstance(data, dict) and depth < 3:
-        for value in data.values():
-            found = _status_records(value, depth + 1)
-            if found:
-                return found
-    return None
+def _physval(run: RunEvidence) -> tuple[PhysvalSubject, ...]:
+    """Subjects of the run's physval.json (``assets`` by role, then ``robot``), and of any
+    per-cell physval.json."""
+    docs = [d for d in [run.docs.get("physval")] if d is not None]
+    docs += [run.cells[s].doc("physval") for s in SIDES
+             if s in run.cells and run.cells[s].doc("physval") is not None]  # type: ignore
+    subjects: list[PhysvalSubject] = []
+    for doc in docs:
+        assets = doc.get("assets")
+        for role in assets if isinstance(assets, dict) else {}:
+            subjects.append(_subject(doc, role, ("assets", role)))
+        if isinstance(doc.get("robot"), dict):
+            subjects.append(_subject(doc, "robot model", ("robot",)))
+    return tuple(subjects)
 
 
-def _physval_matrix(run: RunEvidence) -> tuple[StatusRow, ...]:
-    order: list[str] = []
-    cells: dict[str, dict[str, str]] = {}
-    groups: dict[str, str] = {}
-    for side in SIDES:
-        doc = run.cells[side].doc("physval") if side in run.cells else None
-        for _, record in _status_records(doc.data if doc else None) or []:
-            check_id = str(record["id"])
-            if check_id not in cells:
-                order.append(check_id)
-            cells.setdefault(check_id, {})[side] = str(record["status"])
-            groups[check_id] = _text(record.get("group"))
-    return tuple(StatusRow(i, groups[i], cells[i]) for i in order)
+def _subject(doc: Doc, name: str, path: tuple[str, ...]) -> PhysvalSubject:
+    record = doc.get(*path)
+    states = tuple((str(st.get("name")), str(st.get("status")))
+                   for st in record.get("states") or [] if isinstance(st, dict))
+    checks = []
+    for i, check in enumerate(record.get("checks") or []):
+        if not isinstance(check, dict):
+            continue
+        control = check.get("negativeControl")
+        control_text = ""
+        if isinstance(control, dict):
+            control_text = (f"negative control {control.get('asset', '')}: "
+                            f"{control.get('status', '')}"
+                            + (" (failed as expected)" if control.get("failedAsExpected") is True
+                               else " (did NOT fail as expected)"
+                               if control.get("failedAsExpected") is False else ""))
+        checks.append(PhysvalCheck(
+            str(check.get("id")), _text(check.get("group")), str(check.get("status")),
+            _text(check.get("reason")), _text(check.get("method")),
+            flatten(doc, *path, "checks", i, "measured"),
+            flatten(doc, *path, "checks", i, "threshold") if check.get("threshold") else None,
+            control_text))
+    status = record.get("status")
+    return PhysvalSubject(name, doc.src(*path), _text(status), states, tuple(checks))
 
 
 def _files(run: RunEvidence) -> tuple[FileRow, ...]:
