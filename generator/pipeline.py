@@ -16,6 +16,7 @@ import tempfile
 from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from multiprocessing import get_context
 from pathlib import Path
 from typing import Any
@@ -265,6 +266,48 @@ def physval_record(params: CellParams, gated: tool.GatedTool | None) -> dict:
     return _PHYSVAL_CACHE[key]
 
 
+def write_exports(cell_dir: Path, result: SideResult, gated, seed: int) -> tuple[dict, list]:
+    """scene.xml (+ tool.stl), scene.usda, robot.glb and the cross-checks of one cell.
+
+    Returns the robot.json additions (``exports``, ``crosschecks``) and the stages that
+    can reject the run. newton.json is written by the Newton cross-check itself.
+    """
+    from generator.crosscheck.dynamics import dynamics_crosscheck
+    from generator.crosscheck.newton import newton_crosscheck
+    from generator.export.gltf import write_glb
+    from generator.export.mjcf import write_mjcf
+    from generator.export.usd import write_usd
+
+    prepared = result.prepared
+    waypoints, _ = simulate.solve_targets(prepared, simulate.targets_for(prepared, seed))
+    mjcf = write_mjcf(prepared, cell_dir, gated.stl_bytes if gated is not None else None)
+    usd = write_usd(prepared, cell_dir)
+    glb = write_glb(prepared, waypoints[2], cell_dir) | {"poseSeed": seed, "pose": "pick"}
+    newton = newton_crosscheck(cell_dir)
+    dynamics = dynamics_crosscheck(cell_dir, reference=prepared.cell.model)
+    write_json(cell_dir / "dynamics.json", dynamics)
+    side = result.side
+    stages = [
+        _stage(f"{side}: OpenUSD validation", "scene.usda", usd),
+        _stage(f"{side}: Newton cross-check", "newton.json", newton),
+        _stage(f"{side}: Pinocchio dynamics cross-check", "dynamics.json", dynamics),
+    ]
+    summary = {k: newton[k] for k in ("passed", "reasons", "worstPositionErrorMm",
+                                      "worstAngleErrorDeg", "articulations", "revoluteJoints",
+                                      "orphanJoints", "configurations") if k in newton}
+    return ({"exports": {"mjcf": mjcf, "usd": usd, "gltf": glb},
+             "crosschecks": {"newton": summary | {"file": "newton.json"},
+                             "dynamics": {"passed": dynamics["passed"],
+                                          "reasons": dynamics.get("reasons", []),
+                                          "file": "dynamics.json"}}}, stages)
+
+
+def _stage(name: str, file: str, record: dict) -> dict:
+    reasons = record.get("reasons") or []
+    return {"name": name, "file": f"{file}", "passed": bool(record["passed"]),
+            "reason": "; ".join(reasons) if reasons else "passed"}
+
+
 def physval_stage(physval: dict) -> dict:
     """The run fails when any executed physical-validation check FAILs (UNVERIFIED and
     NOT_APPLICABLE are shown, never counted as passes or failures)."""
@@ -284,10 +327,9 @@ def write_run(folder: Path, spec: RunSpec, gated, sides: dict[str, SideResult],
     for side, result in sides.items():
         cell_dir = folder / side
         cell_dir.mkdir(parents=True)
-        (cell_dir / "scene.xml").write_text(result.prepared.cell.spec.to_xml())
-        if gated is not None:
-            (cell_dir / tool.TOOL_MESH_FILE).write_bytes(gated.stl_bytes)
-        write_json(cell_dir / "robot.json", robot_record(result, spec))
+        exports, side_stages = write_exports(cell_dir, result, gated, spec.seeds[0])
+        stages += side_stages
+        write_json(cell_dir / "robot.json", robot_record(result, spec) | exports)
         write_json(cell_dir / "timeseries.json", {"schema": "workcell-evidence/timeseries/v1",
                                                   "seeds": result.series})
     physval = physval_record(spec.reference, gated)
@@ -311,6 +353,7 @@ def write_run(folder: Path, spec: RunSpec, gated, sides: dict[str, SideResult],
                          "checks": r.checks} for side, r in sides.items()},
         "pairing": checks.pair_trials(sides["reference"].trials, sides["candidate"].trials,
                                       requirements),
+        "createdAt": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
         "provenance": provenance.collect(),
         "command": command,
     }

@@ -86,3 +86,56 @@ def test_existing_output_is_not_overwritten(small_run, tmp_path):
     result = CliRunner().invoke(main, ["run", str(spec_file), "--out", str(out)])
     assert result.exit_code == 2 and "not empty" in result.output
     assert (out / "manifest.json").read_bytes() == before
+
+
+def test_physval_is_recorded_and_a_failed_check_rejects_the_run(small_run):
+    import copy
+
+    from generator import pipeline
+
+    out, _ = small_run
+    physval = read_json(out / "physval.json")
+    assert set(physval["assets"]) == {"mountedPart", "workpiece"}
+    assert physval["robot"]["status"] == "PASS"
+    stage = pipeline.physval_stage(physval)
+    assert stage["passed"], stage
+    broken = copy.deepcopy(physval)
+    broken["assets"]["mountedPart"]["checks"][0]["status"] = "FAIL"
+    failed = pipeline.physval_stage(broken)
+    assert not failed["passed"] and "mountedPart" in failed["reason"]
+    run = read_json(out / "run.json")
+    assert {"name": "physical-validation", "passed": True} .items() <= \
+        {k: v for s in run["stages"] if s["name"] == "physical-validation"
+         for k, v in s.items()}.items()
+
+
+def test_a_cross_check_failure_rejects_the_run_with_its_reason(tmp_path):
+    """Real chain: an export with the articulation root on the wrong prim -> Newton finds
+    orphan joints -> the stage fails -> the verdict is rejected, naming the reason."""
+    import dataclasses
+
+    from generator import pipeline
+    from generator.crosscheck.newton import newton_crosscheck
+    from generator.export.mjcf import write_mjcf
+    from generator.export.usd import UsdFaults, write_usd
+    from generator.spec import parse_spec
+
+    spec = parse_spec(SPEC | {"seeds": [0], "candidate": CELL, "tool": SPEC["tool"]})
+    gated, sides = pipeline.compute(spec, workers=1)
+    prepared = sides["candidate"].prepared
+    write_mjcf(prepared, tmp_path, gated.stl_bytes)
+    usd = write_usd(prepared, tmp_path, faults=UsdFaults(articulation_root_not_ancestor=True))
+    assert usd["passed"]  # the USD validators do not see this bug
+    newton = newton_crosscheck(tmp_path, write=False)
+    stage = pipeline._stage("candidate: Newton cross-check", "newton.json", newton)
+    assert not stage["passed"] and "orphan" in stage["reason"]
+    ok_stage = {"name": "physical-validation", "passed": True}
+    verdict, reasons = pipeline.verdict_for(sides, [ok_stage])
+    assert verdict == "rejected"  # 50 % speed misses 5 s: the candidate's own checks fail
+    relaxed = dict(sides)
+    relaxed["candidate"] = dataclasses.replace(
+        sides["candidate"], checks=[dict(c, passed=True) for c in sides["candidate"].checks])
+    assert pipeline.verdict_for(relaxed, [ok_stage]) == ("accepted", [])
+    verdict, reasons = pipeline.verdict_for(relaxed, [ok_stage, stage])
+    assert verdict == "rejected"
+    assert any("Newton cross-check failed" in r and "orphan" in r for r in reasons), reasons
