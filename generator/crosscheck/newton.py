@@ -118,6 +118,7 @@ def _import_newton(cache_dir: Path) -> ModuleType:
     if first:
         warp.config.kernel_cache_dir = str(cache_dir)
     warp.config.quiet = True
+    warp.config.log_level = warp.LOG_WARNING  # no per-module load lines on stdout
     warp.init()
     import newton
 

@@ -26,6 +26,7 @@ JOINT_LABELS = tuple(f"joint {i}" for i in range(1, 7))
 CYLINDER_SIDES = 16  # facets used to draw a cylinder geom in the 3D view
 STATIC_ROLES = ("guard", "equipment")
 ROLE_COLOURS = {"guard": "#e3c84a", "equipment": "#9aa3ad"}
+GUARD_OPACITY = 0.08  # the guards surround the cell: keep them see-through
 PLOT_HEIGHT_PX = 360
 PLOT_3D_HEIGHT_PX = 560
 
@@ -85,7 +86,14 @@ def tcp_error_figure(cells: Mapping[str, CellEvidence], tolerance_mm: Any) -> di
     layout = _layout("Worst TCP error per seed", "seed", "TCP error [mm] (log)",
                      shapes=_hline(tolerance_mm, "reach tolerance"))
     layout["yaxis"]["type"] = "log"
-    return figure_json(go.Figure(_per_seed(cells, "ikErrorMm"), layout))
+    bars = _per_seed(cells, "ikErrorMm")
+    values = [v for bar in bars for v in bar.y if is_number(v) and v > 0]
+    if is_number(tolerance_mm) and tolerance_mm > 0:
+        values.append(tolerance_mm)
+    if values:  # log axes need an explicit range: bars start at the bottom of the axis
+        layout["yaxis"]["range"] = [math.log10(min(values)) - 0.5,
+                                    math.log10(max(values)) + 0.3]
+    return figure_json(go.Figure(bars, layout))
 
 
 def clearance_figure(cells: Mapping[str, CellEvidence]) -> dict[str, Any]:
@@ -165,7 +173,8 @@ def _geom_mesh(geom: Mapping[str, Any]) -> go.Mesh3d | None:
     else:
         return None
     xs, ys, zs = zip(*points, strict=True)
-    return go.Mesh3d(x=xs, y=ys, z=zs, alphahull=0, opacity=0.35, name=str(geom.get("name")),
+    opacity = GUARD_OPACITY if geom.get("role") == "guard" else 0.35
+    return go.Mesh3d(x=xs, y=ys, z=zs, alphahull=0, opacity=opacity, name=str(geom.get("name")),
                      color=ROLE_COLOURS.get(str(geom.get("role")), "#9aa3ad"),
                      hovertext=str(geom.get("name")), hoverinfo="text", showlegend=False)
 

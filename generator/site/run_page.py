@@ -147,7 +147,7 @@ class RunPage:
     seeds: tuple[SeedRow, ...]
     params: tuple[ParamRow, ...]
     requirements: Table
-    stages: Table | None
+    stages: tuple[StageRow, ...]
     mass: tuple[MassTable, ...]
     exports: dict[str, Table | None]
     newton: dict[str, Table | None]
@@ -181,7 +181,7 @@ def build_run_page(run: RunEvidence, signature: SignatureStatus,
         scope=_scope(robots), checks=_checks(doc), success=_success(doc, robots),
         seeds=_seeds(doc, robots), params=_params(doc),
         requirements=flatten(doc, "spec", "requirements"),
-        stages=flatten(doc, "stages") if doc.get("stages") else None,
+        stages=_stages(doc),
         mass=_mass(robots), exports=_cell_tables(robots, "exports"),
         newton=_file_tables(run, "newton"), dynamics=_file_tables(run, "dynamics"),
         physval=_physval(run),
@@ -194,6 +194,25 @@ def build_run_page(run: RunEvidence, signature: SignatureStatus,
         signature_file=join(run.rel, SIGNATURE_FILE)
         if (run.path / SIGNATURE_FILE).is_file() else None,
     )
+
+
+@dataclass(frozen=True)
+class StageRow:
+    """One validation stage that can reject the run (run.json ``stages``)."""
+
+    name: str
+    passed: bool | None
+    reason: str
+    file: str
+
+
+def _stages(doc: Doc) -> tuple[StageRow, ...]:
+    stages = doc.get("stages")
+    if not isinstance(stages, list):
+        return ()
+    return tuple(StageRow(_text(s.get("name")), s.get("passed") if isinstance(
+        s.get("passed"), bool) else None, _text(s.get("reason")), _text(s.get("file")))
+        for s in stages if isinstance(s, dict))
 
 
 def _text(value: Any) -> str:
