@@ -7,14 +7,13 @@ from typing import Any
 
 import pytest
 
+from generator import pipeline
 from generator.evidence.canonical import read_json, write_json
 from generator.evidence.manifest import MANIFEST_NAME, write_manifest
 from generator.evidence.reproduce import diff_trials
 from generator.evidence.sign import KeyPair, load_public_keys, sign_run
 from generator.evidence.verify import Code, verify
 from generator.spec import parse_spec
-
-pipeline = pytest.importorskip("generator.pipeline", reason="the simulation pipeline")
 
 REAL_SPEC: dict[str, Any] = {
     "title": "two-seed evidence test",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import math
 
 import mujoco
@@ -12,8 +13,8 @@ from generator import cell, ik, simulate, trajectory
 from generator.evidence.canonical import dumps
 from generator.spec import CellParams, Requirements
 
-DEMO_CELL = dict(pickDistance=0.32, placeDistance=0.32, pickHeight=0.6, placeHeight=0.7,
-                 pedestalHeight=1.0, guardClearance=0.30, speedFraction=0.75, jitter=0.02)
+DEMO_CELL = {"pickDistance": 0.32, "placeDistance": 0.32, "pickHeight": 0.6, "placeHeight": 0.7,
+                 "pedestalHeight": 1.0, "guardClearance": 0.30, "speedFraction": 0.75, "jitter": 0.02}
 REQ = Requirements(maxCycleSeconds=5.0, minSuccessRate=0.9)
 
 
@@ -93,7 +94,7 @@ def test_guard_across_the_path_is_a_collision_and_a_clear_cell_is_not():
 def test_clearance_decreases_as_guard_clearance_decreases():
     values = [simulate.run_seed(simulate.prepare(params(guardClearance=g)), 1, REQ)[0]
               ["clearanceByObjectMm"]["guards"] for g in (0.6, 0.45, 0.3, 0.2)]
-    assert all(a > b for a, b in zip(values, values[1:], strict=False)), values
+    assert all(a > b for a, b in itertools.pairwise(values)), values
     # and the clearance moves with the guard, about one-for-one
     assert values[0] - values[-1] == pytest.approx(400.0, abs=40.0)
 

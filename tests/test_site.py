@@ -58,12 +58,10 @@ def demo_site(tmp_path_factory: pytest.TempPathFactory,
 
 @pytest.fixture(scope="module")
 def committed_site(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
-    """(evidence folder, site folder) for the committed demo; skipped until it exists."""
-    if not (COMMITTED_DEMO / "demo.json").is_file():
-        pytest.skip("evidence/demo is not committed yet (run `make demo`)")
+    """(evidence folder, site folder) for the committed demo."""
+    assert (COMMITTED_DEMO / "demo.json").is_file(), "evidence/demo is missing (run `make demo`)"
     site = tmp_path_factory.mktemp("committed-site") / "site"
-    keys = COMMITTED_TRUSTED_KEYS if COMMITTED_TRUSTED_KEYS.is_file() else None
-    build_site(COMMITTED_EVIDENCE, site, keys)
+    build_site(COMMITTED_EVIDENCE, site, COMMITTED_TRUSTED_KEYS)
     return COMMITTED_EVIDENCE, site
 
 

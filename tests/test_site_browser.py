@@ -24,9 +24,13 @@ LAUNCH_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-backgr
 ARTIFACTS = Path(__file__).resolve().parents[1] / "test-artifacts" / "site"
 PLOT_TIMEOUT_MS = 20_000
 
-playwright_api = pytest.importorskip("playwright.sync_api")
-pytestmark = pytest.mark.skipif(not CHROMIUM.is_file(),
-                                reason="Debian chromium missing: run .ci/install-browser")
+import playwright.sync_api as playwright_api
+
+
+@pytest.fixture(autouse=True)
+def _chromium_present() -> None:
+    # A missing browser is a failed setup, not a reason to skip: `make test` installs it.
+    assert CHROMIUM.is_file(), "Debian chromium missing: run .ci/install-browser (as root)"
 
 
 @pytest.fixture(scope="module")
