@@ -39,7 +39,9 @@ CONVEYOR_HALF_LENGTH_M = 0.40  # along the belt
 CONVEYOR_BELT_THICKNESS_M = 0.10
 FIXTURE_HALF_SIZE_M = 0.10
 WORKPIECE_HALF_M = 0.02  # 40 mm aluminium cube
-WORKPIECE_MASS_KG = 2700.0 * 0.04**3
+WORKPIECE_MASS_KG = 2700.0 * (2 * WORKPIECE_HALF_M) ** 3  # 6061 aluminium, 0.1728 kg
+# solid cube about its centre: m a^2 / 6 with edge a [kg m^2]
+WORKPIECE_INERTIA_KG_M2 = np.full(3, WORKPIECE_MASS_KG * (2 * WORKPIECE_HALF_M) ** 2 / 6)
 
 # Gripper (parallel-jaw class): palm and fingers in the flange frame (z out of the flange).
 GRIPPER_MASS_KG = 0.8

@@ -38,8 +38,9 @@ LIMITS = (
     "Rigid-body simulation of a generic UR5e-class arm (datasheet link lengths, masses, joint "
     "limits, rated speeds and torque limits; link inertias approximated as cylinders) with a "
     "generic joint position controller and gravity compensation, not a vendor controller. "
-    "The workpiece is attached kinematically while gripped (no grasp physics, no workpiece "
-    "mass in the dynamics, no workpiece collisions). The mounted CAD part uses its nominal "
+    "The workpiece is attached kinematically while gripped: no grasp physics; its mass is "
+    "added to the gripper at the TCP from grasp to place and it has no collision geometry. "
+    "The mounted CAD part uses its nominal "
     "density; collisions use its convex hull. Not a safety assessment, not a certification, "
     "not a statement about any specific product."
 )

@@ -6,12 +6,14 @@ and joint torques into preallocated arrays, and only when MuJoCo reports a conta
 (``ncon > 0``, which the collision filter in cell.py limits to arm-vs-static pairs)
 look at the contacts. Clearance is computed afterwards from the recorded angles
 (clearance.py). The workpiece is attached kinematically while gripped: it has no
-collision geometry and no mass in the dynamics; its pose follows the TCP between the
-end of ``grasp`` and the end of ``place`` (recorded for the 3-D view only).
+collision geometry (so the intended gripper-workpiece contact never registers), and from
+the end of ``grasp`` to the end of ``place`` its mass and inertia are added to the gripper
+body at the TCP, so the arm carries its weight; its path is the TCP path over that span.
 """
 
 from __future__ import annotations
 
+import copy
 import math
 from dataclasses import dataclass, field
 
@@ -173,25 +175,34 @@ def simulate(prepared: PreparedCell, setpoints: np.ndarray, segment_index: np.nd
     Returns (qpos log, joint torque log, number of trajectory steps, settled step or
     None, contact log).
     """
-    model = prepared.cell.model
+    model = copy.copy(prepared.cell.model)  # the carried workpiece changes body inertia
     data = mujoco.MjData(model)
     mujoco.mj_resetDataKeyframe(model, data, 0)
     mujoco.mj_forward(model, data)
     dt = model.opt.timestep
     n_traj = len(setpoints)
+    attach, detach = carry_steps(segment_index, segment_names)
     n_max = n_traj + round(SETTLE_WINDOW_S / dt)
     qlog = np.empty((n_max, model.nq))
     tau = np.empty((n_max, model.nv))
     contacts = _ContactLog()
     ctrl = data.ctrl
     step = mujoco.mj_step
-    for i in range(n_traj):
-        ctrl[:] = setpoints[i]
-        step(model, data)
-        qlog[i] = data.qpos
-        tau[i] = data.qfrc_actuator
-        if data.ncon:
-            contacts.add(model, data, i, segment_names[segment_index[i]])
+    gripper = model.body("gripper").id
+    empty = _inertial(model, gripper)
+    loaded = combined_inertial(empty, cell.WORKPIECE_MASS_KG,
+                               np.array([0.0, 0.0, cell.TCP_OFFSET_M]),
+                               cell.WORKPIECE_INERTIA_KG_M2)
+    for start, stop, inertial in ((0, attach, empty), (attach, detach, loaded),
+                                  (detach, n_traj, empty)):
+        _set_inertial(model, gripper, inertial)
+        for i in range(start, stop):
+            ctrl[:] = setpoints[i]
+            step(model, data)
+            qlog[i] = data.qpos
+            tau[i] = data.qfrc_actuator
+            if data.ncon:
+                contacts.add(model, data, i, segment_names[segment_index[i]])
     final = setpoints[-1]
     hold_steps = round(SETTLE_HOLD_S / dt)
     held, settled_at, end = 0, None, n_max
@@ -210,6 +221,57 @@ def simulate(prepared: PreparedCell, setpoints: np.ndarray, segment_index: np.nd
         else:
             held = 0
     return qlog[:end], tau[:end], n_traj, settled_at, contacts
+
+
+def carry_steps(segment_index: np.ndarray, segment_names: list[str]) -> tuple[int, int]:
+    """First step of ``lift`` (gripper closed) and of ``retreat`` (gripper open)."""
+    lift = segment_names.index("lift")
+    retreat = segment_names.index("retreat")
+    return (int(np.argmax(segment_index == lift)), int(np.argmax(segment_index == retreat)))
+
+
+def _inertial(model: mujoco.MjModel, body: int) -> tuple[float, np.ndarray, np.ndarray,
+                                                          np.ndarray]:
+    return (float(model.body_mass[body]), model.body_ipos[body].copy(),
+            model.body_inertia[body].copy(), model.body_iquat[body].copy())
+
+
+def _set_inertial(model: mujoco.MjModel, body: int, inertial) -> None:
+    mass, ipos, inertia, iquat = inertial
+    model.body_mass[body] = mass
+    model.body_ipos[body] = ipos
+    model.body_inertia[body] = inertia
+    model.body_iquat[body] = iquat
+
+
+def combined_inertial(inertial, mass_kg: float, pos_m: np.ndarray, inertia_diag: np.ndarray):
+    """A body's inertial with a rigidly attached point-centred mass added (body frame).
+
+    Args:
+      inertial: (mass [kg], COM [m], principal inertia [kg m^2], principal-axes quat).
+      mass_kg: added mass; pos_m: its centre in the body frame [m];
+      inertia_diag: its principal inertia about its centre, axes along the body frame.
+    Returns:
+      The combined (mass, COM, principal inertia, principal-axes quat).
+    """
+    m0, c0, i0, q0 = inertial
+    rot = np.zeros(9)
+    mujoco.mju_quat2Mat(rot, q0)
+    rot = rot.reshape(3, 3)
+    total = m0 + mass_kg
+    com = (m0 * c0 + mass_kg * pos_m) / total
+
+    def shifted(m, d):
+        return m * (np.dot(d, d) * np.eye(3) - np.outer(d, d))
+
+    tensor = (rot @ np.diag(i0) @ rot.T + shifted(m0, c0 - com)
+              + np.diag(inertia_diag) + shifted(mass_kg, pos_m - com))
+    values, vectors = np.linalg.eigh(tensor)
+    if np.linalg.det(vectors) < 0:
+        vectors[:, 0] *= -1
+    quat = np.zeros(4)
+    mujoco.mju_mat2Quat(quat, np.ascontiguousarray(vectors).reshape(9))
+    return total, com, values, quat
 
 
 def run_seed(prepared: PreparedCell, seed: int, requirements) -> tuple[dict, dict]:
@@ -265,7 +327,7 @@ def run_seed(prepared: PreparedCell, seed: int, requirements) -> tuple[dict, dic
     }
     trial["success"] = trial_success(trial, _req_dict(requirements))
     trial["failureReason"] = _failure_reason(trial, target_records, _req_dict(requirements))
-    return trial, _timeseries(model, qlog, tau, dt, seed)
+    return trial, _timeseries(model, qlog, tau, dt, seed, carry_steps(seg_index, names))
 
 
 def _req_dict(requirements) -> dict:
@@ -290,7 +352,7 @@ def _failure_reason(trial: dict, targets: list[dict], requirements: dict) -> str
     return None
 
 
-def _timeseries(model, qlog, tau, dt, seed) -> dict:
+def _timeseries(model, qlog, tau, dt, seed, carry: tuple[int, int]) -> dict:
     data = mujoco.MjData(model)
     site = model.site("tcp").id
     idx = np.arange(0, len(qlog), TIMESERIES_STRIDE)
@@ -301,4 +363,5 @@ def _timeseries(model, qlog, tau, dt, seed) -> dict:
         tcp[k] = data.site_xpos[site]
     return {"seed": seed, "timeS": np.round((idx + 1) * dt, 6),
             "qRad": np.round(qlog[idx, :6], 6), "torqueNm": np.round(tau[idx, :6], 4),
-            "tcpM": np.round(tcp, 6)}
+            "tcpM": np.round(tcp, 6),
+            "carriedS": [round((carry[0] + 1) * dt, 6), round((carry[1] + 1) * dt, 6)]}
