@@ -326,7 +326,7 @@ def run_seed(prepared: PreparedCell, seed: int, requirements) -> tuple[dict, dic
         "torqueLimitNm": list(arm.TORQUE_LIMIT_NM),
     }
     trial["success"] = trial_success(trial, _req_dict(requirements))
-    trial["failureReason"] = _failure_reason(trial, target_records, _req_dict(requirements))
+    trial["failureReason"] = failure_reason(trial, target_records, _req_dict(requirements))
     return trial, _timeseries(model, qlog, tau, dt, seed, carry_steps(seg_index, names))
 
 
@@ -337,7 +337,7 @@ def _req_dict(requirements) -> dict:
             "minSuccessRate": requirements.minSuccessRate}
 
 
-def _failure_reason(trial: dict, targets: list[dict], requirements: dict) -> str | None:
+def failure_reason(trial: dict, targets: list[dict], requirements: dict) -> str | None:
     for r in targets:
         if r["reason"] == "unreachable":
             return "unreachable"
