@@ -17,19 +17,19 @@ import time
 import mujoco
 import numpy as np
 
-from generator import arm, demo, pipeline, simulate, trajectory
+from generator import arm, cell, demo, pipeline, simulate, trajectory
 from generator.evidence.canonical import dumps
 from generator.tool import gate_tool
 
 
-def bare_loop(model, setpoints: np.ndarray, n_steps: int) -> float:
+def bare_loop(model, controls: np.ndarray, n_steps: int) -> float:
     data = mujoco.MjData(model)
     mujoco.mj_resetDataKeyframe(model, data, 0)
     mujoco.mj_forward(model, data)
-    n_traj = len(setpoints)
+    n_traj = len(controls)
     t0 = time.perf_counter()
     for i in range(n_steps):
-        data.ctrl[:] = setpoints[min(i, n_traj - 1)]
+        data.ctrl[:] = controls[min(i, n_traj - 1)]
         mujoco.mj_step(model, data)
     return time.perf_counter() - t0
 
@@ -64,15 +64,16 @@ def main() -> None:
         dt = prepared.cell.model.opt.timestep
         segs = trajectory.plan(waypoints, params.speedFraction * np.asarray(
             arm.RATED_SPEED_RAD_S), dt)
-        setpoints, index = trajectory.sample(segs, dt)
+        setpoints, velocities, index = trajectory.sample_with_velocity(segs, dt)
+        controls = cell.servo_controls(setpoints, velocities)
         names = [s.name for s in segs]
         best_ours, best_bare, best_raw, n = np.inf, np.inf, np.inf, 0
         for _ in range(3):
             t0 = time.perf_counter()
-            qlog, *_ = simulate.simulate(prepared, setpoints, index, names)
+            qlog, *_ = simulate.simulate(prepared, setpoints, velocities, index, names)
             best_ours = min(best_ours, time.perf_counter() - t0)
             n = len(qlog)
-            best_bare = min(best_bare, bare_loop(prepared.cell.model, setpoints, n))
+            best_bare = min(best_bare, bare_loop(prepared.cell.model, controls, n))
             best_raw = min(best_raw, bare_loop_no_ctrl(prepared.cell.model, n))
         print(f"{name:24s} {per_seed:7.3f} {n / best_ours:13.0f} {n / best_bare:13.0f} "
               f"{best_bare / best_ours:6.2f} {best_raw / best_ours:27.2f}")

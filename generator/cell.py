@@ -49,7 +49,13 @@ TCP_OFFSET_M = 0.16  # flange to the tool centre point (workpiece centre when gr
 FINGER_TIP_BEYOND_TCP_M = 0.012  # tips stop 8 mm above the surface the cube stands on
 PALM_HALF = (0.035, 0.05, 0.035)
 TOOL_MOUNT_POS = (PALM_HALF[0], 0.0, PALM_HALF[2])  # outer +x face of the palm
-TOOL_MOUNT_QUAT = (1.0, 0.0, 0.0, 0.0)
+# The CAD part's base plate bolts to that face: tool z (the plate normal) along the
+# gripper's +x, a +90 degree turn about the gripper's y axis.
+TOOL_MOUNT_QUAT = (math.cos(math.pi / 4), 0.0, math.sin(math.pi / 4), 0.0)
+# The carried workpiece collides as a box 1 mm smaller than the cube on every side, so the
+# faces it is lifted from and placed onto are not contacts while it stands on them.
+CARRIED_INSET_M = 0.001
+CARRIED_GEOM = "workpiece_carried"
 
 STATIC_OBJECTS = ("guards", "conveyor", "fixture", "pedestal", "floor")
 
@@ -65,7 +71,6 @@ class Cell:
     static_geoms: tuple[int, ...]
     static_object_of_geom: dict[int, str]
     tcp_site: int
-    joint_qpos: tuple[int, ...]
     pick_xyz: tuple[float, float, float]  # nominal workpiece centre at the pick [m]
     place_xyz: tuple[float, float, float]  # workpiece centre when placed [m]
 
@@ -240,6 +245,11 @@ def _add_gripper(gripper: mujoco.MjsBody) -> None:
             pos=(sx * (WORKPIECE_HALF_M + 0.008), 0, 2 * PALM_HALF[2] + finger_half_len),
             size=(0.006, 0.012, finger_half_len))
         _arm_geom(finger, (0.2, 0.2, 0.22, 1))
+    carried = gripper.add_geom(name=CARRIED_GEOM, type=mujoco.mjtGeom.mjGEOM_BOX,
+                               pos=(0, 0, TCP_OFFSET_M),
+                               size=(WORKPIECE_HALF_M - CARRIED_INSET_M,) * 3)
+    carried.contype = carried.conaffinity = 0  # tested geometrically while gripped
+    carried.mass, carried.group, carried.rgba = 0.0, 3, (0.85, 0.45, 0.2, 0.0)
     gripper.add_site(name="tcp", pos=(0, 0, TCP_OFFSET_M), size=(0.005, 0, 0))
     gripper.add_site(name="tool_mount", pos=TOOL_MOUNT_POS, quat=TOOL_MOUNT_QUAT,
                      size=(0.004, 0, 0))
@@ -256,15 +266,39 @@ def _add_workpiece(spec: mujoco.MjSpec, params: CellParams) -> None:
 
 
 def add_servos(spec: mujoco.MjSpec, kv: np.ndarray) -> None:
-    """Position servos on the six joints: stiffness ``SERVO_KP``, damping ``kv`` [N m s/rad]."""
+    """PD servos with velocity feed-forward on the six joints.
+
+    Per joint a position actuator (``servo_<joint>``, stiffness ``SERVO_KP`` [N m/rad],
+    control = desired angle) and a velocity actuator (``servo_vel_<joint>``, gain ``kv``
+    [N m s/rad], control = desired joint velocity), so the torque is
+    kp (q_d - q) + kv (qd_d - qd): the damping acts on the velocity error, not on the
+    velocity itself, and the arm does not lag behind a moving setpoint. Each actuator is
+    limited to the joint's torque limit and the joint's total actuator torque (including
+    gravity compensation) is clamped to the same limit (``actfrcrange``).
+    """
     for k, name in enumerate(arm.JOINT_NAMES):
-        act = spec.add_actuator(name=f"servo_{name}", target=name,
+        limit = (-arm.TORQUE_LIMIT_NM[k], arm.TORQUE_LIMIT_NM[k])
+        pos = spec.add_actuator(name=f"servo_{name}", target=name,
                                 trntype=mujoco.mjtTrn.mjTRN_JOINT)
-        act.set_to_position(kp=arm.SERVO_KP[k], kv=float(kv[k]))
-        act.ctrlrange = arm.JOINT_LIMITS_RAD[k]
-        act.ctrllimited = mujoco.mjtLimited.mjLIMITED_TRUE
-        act.forcerange = (-arm.TORQUE_LIMIT_NM[k], arm.TORQUE_LIMIT_NM[k])
-        act.forcelimited = mujoco.mjtLimited.mjLIMITED_TRUE
+        pos.set_to_position(kp=arm.SERVO_KP[k], kv=0.0)
+        pos.ctrlrange = arm.JOINT_LIMITS_RAD[k]
+        pos.ctrllimited = mujoco.mjtLimited.mjLIMITED_TRUE
+        vel = spec.add_actuator(name=f"servo_vel_{name}", target=name,
+                                trntype=mujoco.mjtTrn.mjTRN_JOINT)
+        vel.set_to_velocity(kv=float(kv[k]))
+        vel.ctrlrange = (-arm.RATED_SPEED_RAD_S[k], arm.RATED_SPEED_RAD_S[k])
+        vel.ctrllimited = mujoco.mjtLimited.mjLIMITED_TRUE
+        for act in (pos, vel):
+            act.forcerange = limit
+            act.forcelimited = mujoco.mjtLimited.mjLIMITED_TRUE
+
+
+def servo_controls(q: np.ndarray, qd: np.ndarray) -> np.ndarray:
+    """Control rows for :func:`add_servos`' actuator order: per joint (angle, velocity)."""
+    out = np.empty((len(q), 12))
+    out[:, 0::2] = q
+    out[:, 1::2] = qd
+    return out
 
 
 def critical_damping(model: mujoco.MjModel, q: np.ndarray) -> np.ndarray:

@@ -20,8 +20,9 @@ CHECK_IDS = ("reach", "collision-free", "cycle-time", "success-rate")
 METHODS = {
     "reach": (
         "Damped least squares IK on mj_jacSite (position + approach axis, joint limits, "
-        "<= 400 iterations per target) for six targets; observed is the worst TCP error "
-        "over all seeds and targets."
+        "<= 400 iterations per target) for six targets. A target is reached when the TCP is "
+        "within 2 mm and the approach axis within 0.5 deg; observed is the worst TCP position "
+        "error over all seeds and targets (trials also record the worst axis error)."
     ),
     "collision-free": (
         "Every MuJoCo contact between an arm-side geom (links, gripper, mounted part, payload) "

@@ -130,6 +130,7 @@ def archive(run_dir: str, out_file: str) -> None:
 def run_command(spec_file: Path, out_dir: Path, sign_key, store_dir, workers, overwrite) -> None:
     """Simulate the reference and candidate cells of SPEC_FILE and write evidence."""
     from generator import pipeline, tool
+    from generator.simulate import CellError
     from generator.spec import SpecError, load_spec
 
     try:
@@ -139,9 +140,7 @@ def run_command(spec_file: Path, out_dir: Path, sign_key, store_dir, workers, ov
                               workers=workers, progress=pipeline.print_progress,
                               command=["evidence", "run", spec_file.name, "--out",
                                        out_dir.name])
-    except (SpecError, tool.ToolGateError) as exc:
-        fail_usage(str(exc))
-    except FileExistsError as exc:
+    except (SpecError, tool.ToolGateError, CellError, FileExistsError) as exc:
         fail_usage(str(exc))
     _report(result, out_dir)
     sys.exit(EXIT_OK if result["verdict"] == "accepted" else EXIT_FAILED)

@@ -61,15 +61,17 @@ def slowest(cell_summary: dict) -> float | None:
 
 
 def iteration_record(index: int, folder: str, run: dict, previous: dict | None,
-                     sides: dict) -> dict:
+                     trials: dict[str, list[dict]]) -> dict:
+    """demo.json's record of one iteration, from its run.json, the previous iteration's
+    run.json (None for the first) and the trials of each side (robot.json ``trials``).
+    ``evidence verify`` rebuilds it from the iteration folders with this very function."""
     spec = run["spec"]
     before_cell = spec["reference"] if previous is None else previous["spec"]["candidate"]
     before_req = spec["requirements"] if previous is None else previous["spec"]["requirements"]
     ref_cycle = slowest(run["cells"]["reference"])
     cand_cycle = slowest(run["cells"]["candidate"])
     speed_up = None if not ref_cycle or cand_cycle is None else (ref_cycle - cand_cycle) / ref_cycle
-    candidate_trials = sides["candidate"].trials
-    first_contacts = [t["collisions"][0] for t in candidate_trials if t["collisions"]]
+    candidate_trials = trials["candidate"]
     return {
         "index": index,
         "title": run["title"],
@@ -83,12 +85,12 @@ def iteration_record(index: int, folder: str, run: dict, previous: dict | None,
         "referenceSlowestCycleS": ref_cycle,
         "candidateSlowestCycleS": cand_cycle,
         "speedUp": speed_up,
-        "referenceSuccesses": sum(t["success"] for t in sides["reference"].trials),
+        "referenceSuccesses": sum(t["success"] for t in trials["reference"]),
         "candidateSuccesses": sum(t["success"] for t in candidate_trials),
         "candidateCollidingSeeds": sum(not t["collisionFree"] for t in candidate_trials),
         "seeds": len(candidate_trials),
         "firstContacts": [{"seed": t["seed"], **t["collisions"][0]}
-                          for t in candidate_trials if t["collisions"]][:len(first_contacts)],
+                          for t in candidate_trials if t["collisions"]],
     }
 
 
@@ -107,7 +109,8 @@ def run_demo(out_dir: Path, sign_key: Path | None = None, overwrite: bool = Fals
             run = pipeline.write_run(tmp / folder, spec, gated, sides,
                                      ["evidence", "demo"])
             finalize_run(tmp / folder, sign_key and _key(sign_key))
-            records.append(iteration_record(index, folder, run, previous, sides))
+            records.append(iteration_record(index, folder, run, previous,
+                                            {side: r.trials for side, r in sides.items()}))
             previous = run
         demo = {"schema": DEMO_SCHEMA, "title": "Design-revision demo",
                 "requirements": REQUIREMENTS, "reference": REFERENCE,

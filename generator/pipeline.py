@@ -9,7 +9,6 @@ Everything is computed before anything is written.
 
 from __future__ import annotations
 
-import math
 import os
 import sys
 import tempfile
@@ -44,9 +43,6 @@ LIMITS = (
     "density; collisions use its convex hull. Not a safety assessment, not a certification, "
     "not a statement about any specific product."
 )
-# The CAD part's base plate bolts to the palm's outer face: tool z (bracket normal)
-# along the gripper's +x, i.e. a +90 degree turn about the gripper's y axis.
-TOOL_MOUNT_QUAT = (math.cos(math.pi / 4), 0.0, math.sin(math.pi / 4), 0.0)
 SIDES = ("reference", "candidate")
 
 Progress = Callable[[str, dict], None]
@@ -69,7 +65,7 @@ def make_mounter(gated: tool.GatedTool | None):
         return None
 
     def mount(spec: mujoco.MjSpec, gripper: mujoco.MjsBody) -> None:
-        body = tool.mount_tool(spec, gripper, gated, cell.TOOL_MOUNT_POS, TOOL_MOUNT_QUAT)
+        body = tool.mount_tool(spec, gripper, gated, cell.TOOL_MOUNT_POS, cell.TOOL_MOUNT_QUAT)
         body.gravcomp = 1.0
 
     return mount
@@ -187,8 +183,9 @@ def model_summary(prepared: simulate.PreparedCell) -> dict:
         "timestepS": model.opt.timestep,
         "integrator": mujoco.mjtIntegrator(model.opt.integrator).name,
         "gravityCompensation": "actuatorgravcomp (inside the joint torque limits)",
-        "servoKp": [float(model.actuator_gainprm[i, 0]) for i in range(model.nu)],
-        "servoKv": [float(-model.actuator_biasprm[i, 2]) for i in range(model.nu)],
+        "servo": "PD with velocity feed-forward: kp (q_d - q) + kv (qd_d - qd)",
+        "servoKp": [float(model.actuator_gainprm[i, 0]) for i in range(0, model.nu, 2)],
+        "servoKv": [float(model.actuator_gainprm[i, 0]) for i in range(1, model.nu, 2)],
         "settleToleranceRad": simulate.SETTLE_POSITION_RAD,
         "settleToleranceRadS": simulate.SETTLE_VELOCITY_RAD_S,
         "settleHoldS": simulate.SETTLE_HOLD_S,
@@ -255,8 +252,8 @@ def physval_record(params: CellParams, gated: tool.GatedTool | None) -> dict:
     from generator.physval.robot import robot_model_checks
     from generator.physval.suite import physval_for_run
 
-    key = (None if gated is None else (gated.record.stl_sha256, gated.payload_kg,
-                                       gated.motor_axis_mm))
+    key = (params, None if gated is None else (gated.record.stl_sha256, gated.payload_kg,
+                                               gated.motor_axis_mm))
     if key not in _PHYSVAL_CACHE:
         with tempfile.TemporaryDirectory() as tmp:
             assets = {"workpiece": WORKPIECE_MANIFEST}

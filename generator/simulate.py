@@ -6,9 +6,11 @@ and joint torques into preallocated arrays, and only when MuJoCo reports a conta
 (``ncon > 0``, which the collision filter in cell.py limits to arm-vs-static pairs)
 look at the contacts. Clearance is computed afterwards from the recorded angles
 (clearance.py). The workpiece is attached kinematically while gripped: it has no
-collision geometry (so the intended gripper-workpiece contact never registers), and from
-the end of ``grasp`` to the end of ``place`` its mass and inertia are added to the gripper
-body at the TCP, so the arm carries its weight; its path is the TCP path over that span.
+contact geometry in the dynamics (so the intended gripper-workpiece contact never
+registers). From the end of ``grasp`` to the end of ``place`` its mass and inertia are
+added to the gripper body at the TCP, so the arm carries its weight, and its collision box
+(1 mm inside the cube, so the faces it stands on are not contacts) is tested against the
+static scene at every step: any overlap is a collision, recorded like an arm contact.
 """
 
 from __future__ import annotations
@@ -46,6 +48,8 @@ START_HEIGHT_TRIES = 8
 # IK solve starts from this posture, so all targets of a cell are on one branch.
 POSTURE_RAD = np.array([math.pi, -1.63, 1.8, -1.74, -1.57, 0.0])
 TIMESERIES_STRIDE = 20  # 25 Hz samples for plots
+# The carried workpiece touches the belt it is lifted from and the fixture it is set on.
+CARRIED_INTENDED_CONTACTS = (("conveyor_belt", "lift"), ("fixture_table", "place"))
 
 
 class CellError(RuntimeError):
@@ -68,14 +72,15 @@ def prepare(params, mount_tool=None) -> PreparedCell:
     start_q, start_clear = _start_pose(model0, params)
     kv = cell.critical_damping(model0, start_q)
     cell.add_servos(spec, kv)
-    spec.add_key(name="start", qpos=start_q, ctrl=start_q,
+    spec.add_key(name="start", qpos=start_q,
+                 ctrl=cell.servo_controls(start_q[None, :], np.zeros((1, 6)))[0],
                  mpos=cell.station_positions(params)[0], mquat=(1, 0, 0, 0))
     model = spec.compile()
     arm_geoms, static_geoms, owner = cell.classify_geoms(model)
     pick, place = cell.station_positions(params)
     built = cell.Cell(params=params, spec=spec, model=model, arm_geoms=arm_geoms,
                       static_geoms=static_geoms, static_object_of_geom=owner,
-                      tcp_site=model.site("tcp").id, joint_qpos=tuple(range(6)),
+                      tcp_site=model.site("tcp").id,
                       pick_xyz=tuple(pick), place_xyz=tuple(place))
     return PreparedCell(built, start_q, start_clear.distance_m, start_clear.geoms, kv)
 
@@ -156,21 +161,26 @@ class _ContactLog:
     def add(self, model, data, step: int, segment: str) -> None:
         for i in range(data.ncon):
             con = data.contact[i]
-            key = tuple(sorted((int(con.geom1), int(con.geom2))))
-            depth = max(0.0, -float(con.dist))
-            rec = self.pairs.get(key)
-            if rec is None:
-                self.pairs[key] = {"firstStep": step, "lastStep": step, "segment": segment,
-                                   "depth": depth, "point": con.pos.copy(), "steps": 1}
-            else:
-                rec["lastStep"] = step
-                rec["steps"] += 1
-                rec["depth"] = max(rec["depth"], depth)
+            self.record((int(con.geom1), int(con.geom2)), step, segment,
+                        max(0.0, -float(con.dist)), con.pos)
+
+    def record(self, geoms: tuple[int, int], step: int, segment: str, depth: float,
+               point: np.ndarray) -> None:
+        key = tuple(sorted(geoms))
+        rec = self.pairs.get(key)
+        if rec is None:
+            self.pairs[key] = {"firstStep": step, "lastStep": step, "segment": segment,
+                               "depth": depth, "point": np.array(point), "steps": 1}
+        else:
+            rec["lastStep"] = step
+            rec["steps"] += 1
+            rec["depth"] = max(rec["depth"], depth)
 
 
-def simulate(prepared: PreparedCell, setpoints: np.ndarray, segment_index: np.ndarray,
-             segment_names: list[str]):
-    """Run the dynamics along ``setpoints`` then hold the last one until settled.
+def simulate(prepared: PreparedCell, setpoints: np.ndarray, velocities: np.ndarray,
+             segment_index: np.ndarray, segment_names: list[str]):
+    """Run the dynamics along ``setpoints`` [rad] (with feed-forward ``velocities`` [rad/s])
+    then hold the last setpoint at zero velocity until settled.
 
     Returns (qpos log, joint torque log, number of trajectory steps, settled step or
     None, contact log).
@@ -182,6 +192,7 @@ def simulate(prepared: PreparedCell, setpoints: np.ndarray, segment_index: np.nd
     dt = model.opt.timestep
     n_traj = len(setpoints)
     attach, detach = carry_steps(segment_index, segment_names)
+    controls = cell.servo_controls(setpoints, velocities)
     n_max = n_traj + round(SETTLE_WINDOW_S / dt)
     qlog = np.empty((n_max, model.nq))
     tau = np.empty((n_max, model.nv))
@@ -197,13 +208,14 @@ def simulate(prepared: PreparedCell, setpoints: np.ndarray, segment_index: np.nd
                                   (detach, n_traj, empty)):
         _set_inertial(model, gripper, inertial)
         for i in range(start, stop):
-            ctrl[:] = setpoints[i]
+            ctrl[:] = controls[i]
             step(model, data)
             qlog[i] = data.qpos
             tau[i] = data.qfrc_actuator
             if data.ncon:
                 contacts.add(model, data, i, segment_names[segment_index[i]])
     final = setpoints[-1]
+    ctrl[:] = cell.servo_controls(final[None, :], np.zeros((1, 6)))[0]
     hold_steps = round(SETTLE_HOLD_S / dt)
     held, settled_at, end = 0, None, n_max
     for i in range(n_traj, n_max):
@@ -221,6 +233,36 @@ def simulate(prepared: PreparedCell, setpoints: np.ndarray, segment_index: np.nd
         else:
             held = 0
     return qlog[:end], tau[:end], n_traj, settled_at, contacts
+
+
+def carried_contacts(model: mujoco.MjModel, qlog: np.ndarray, attach: int, detach: int,
+                     static_geoms, segment_index: np.ndarray, segment_names: list[str]
+                     ) -> _ContactLog:
+    """Contacts of the carried workpiece with the static scene, from the recorded states.
+
+    The workpiece rides kinematically (it exerts no contact force), so its contacts are
+    found geometrically at every gripped step: ``mj_geomDistance`` < 0 between its
+    collision box and a static geom is a collision, recorded like an arm contact. The
+    surface it leaves during ``lift`` and the one it is set on during ``place`` are the
+    intended contacts (``CARRIED_INTENDED_CONTACTS``) and are not counted.
+    """
+    data = mujoco.MjData(model)
+    carried = model.geom(cell.CARRIED_GEOM).id
+    intended = {(model.geom(g).id, seg) for g, seg in CARRIED_INTENDED_CONTACTS}
+    fromto = np.zeros(6)
+    log = _ContactLog()
+    for i in range(attach, detach):
+        data.qpos[:] = qlog[i]
+        mujoco.mj_kinematics(model, data)
+        segment = segment_names[segment_index[i]]
+        for s in static_geoms:
+            if (s, segment) in intended:
+                continue
+            dist = mujoco.mj_geomDistance(model, data, carried, s, 0.0, fromto)
+            if dist < 0:
+                log.record((carried, s), i, segment, -dist,
+                           (fromto[:3] + fromto[3:]) / 2)
+    return log
 
 
 def carry_steps(segment_index: np.ndarray, segment_names: list[str]) -> tuple[int, int]:
@@ -283,17 +325,23 @@ def run_seed(prepared: PreparedCell, seed: int, requirements) -> tuple[dict, dic
     waypoints, target_records = solve_targets(prepared, targets)
     speed = prepared.cell.params.speedFraction * np.asarray(arm.RATED_SPEED_RAD_S)
     segments = trajectory.plan(waypoints, speed, dt)
-    setpoints, seg_index = trajectory.sample(segments, dt)
+    setpoints, velocities, seg_index = trajectory.sample_with_velocity(segments, dt)
     names = [s.name for s in segments]
-    qlog, tau, n_traj, settled_at, contacts = simulate(prepared, setpoints, seg_index, names)
-    overall, per_object = min_clearance(model, qlog, c.arm_geoms, c.static_geoms,
+    qlog, tau, n_traj, settled_at, contacts = simulate(prepared, setpoints, velocities,
+                                                       seg_index, names)
+    attach, detach = carry_steps(seg_index, names)
+    carried = carried_contacts(model, qlog, attach, detach, c.static_geoms, seg_index, names)
+    contacts.pairs.update(carried.pairs)
+    # row 0 is the start pose at t = 0; row k the state after step k, at t = k dt
+    states = np.vstack([np.concatenate([prepared.start_q, qlog[0, 6:]]), qlog])
+    overall, per_object = min_clearance(model, states, c.arm_geoms, c.static_geoms,
                                         c.static_object_of_geom)
     name = lambda kind, i: mujoco.mj_id2name(model, kind, i)
     geom_name = lambda g: name(mujoco.mjtObj.mjOBJ_GEOM, g)
     body_name = lambda g: name(mujoco.mjtObj.mjOBJ_BODY, model.geom_bodyid[g])
     collisions = []
     for (g1, g2), rec in sorted(contacts.pairs.items(), key=lambda kv: kv[1]["firstStep"]):
-        a, s = (g1, g2) if g1 in c.arm_geoms else (g2, g1)
+        a, s = (g2, g1) if g1 in c.static_geoms else (g1, g2)
         collisions.append({
             "timeS": (rec["firstStep"] + 1) * dt, "lastS": (rec["lastStep"] + 1) * dt,
             "segment": rec["segment"], "geoms": [geom_name(a), geom_name(s)],
@@ -308,8 +356,8 @@ def run_seed(prepared: PreparedCell, seed: int, requirements) -> tuple[dict, dic
         "pickOffsetMm": pick_offset(seed, c.params.jitter)[:2] * 1000.0,
         "reached": reached,
         "ikErrorMm": ik_error,
-        "targets": [{k: v for k, v in r.items()} | {"target": r["target"]}
-                    for r in target_records],
+        "ikAxisErrorDeg": max(r["axisErrorDeg"] for r in target_records),
+        "targets": target_records,
         "collisionFree": not collisions,
         "collisions": collisions,
         "minClearanceMm": overall.distance_m * 1000.0,
@@ -324,10 +372,14 @@ def run_seed(prepared: PreparedCell, seed: int, requirements) -> tuple[dict, dic
         "cycleSeconds": cycle,
         "peakTorqueNm": np.max(np.abs(tau[:, :6]), axis=0),
         "torqueLimitNm": list(arm.TORQUE_LIMIT_NM),
+        # time each joint spent at its torque limit, and the worst servo tracking error
+        "torqueLimitedS": np.count_nonzero(
+            np.abs(tau[:, :6]) >= np.asarray(arm.TORQUE_LIMIT_NM) * (1 - 1e-9), axis=0) * dt,
+        "maxTrackingErrorRad": float(np.max(np.abs(qlog[:n_traj, :6] - setpoints))),
     }
     trial["success"] = trial_success(trial, _req_dict(requirements))
     trial["failureReason"] = failure_reason(trial, target_records, _req_dict(requirements))
-    return trial, _timeseries(model, qlog, tau, dt, seed, carry_steps(seg_index, names))
+    return trial, _timeseries(model, qlog, tau, dt, seed, (attach, detach))
 
 
 def _req_dict(requirements) -> dict:

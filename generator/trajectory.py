@@ -13,7 +13,6 @@ from dataclasses import dataclass
 import numpy as np
 
 QUINTIC_PEAK_VELOCITY_FACTOR = 1.875  # max of ds/dtau for the minimum-jerk quintic
-QUINTIC_PEAK_ACCEL_FACTOR = 10 / math.sqrt(3)  # max |d2s/dtau2| = 5.7735
 MIN_SEGMENT_S = 0.1  # floor so that tiny moves are not commanded as steps
 
 SEGMENT_NAMES = ("approach", "grasp", "lift", "transfer", "place", "retreat")
@@ -63,14 +62,24 @@ def sample(segments: list[Segment], dt_s: float) -> tuple[np.ndarray, np.ndarray
 
     Returns (setpoints [N x 6] rad, segment index per step [N]).
     """
+    q, _, index = sample_with_velocity(segments, dt_s)
+    return q, index
+
+
+def sample_with_velocity(segments: list[Segment], dt_s: float
+                         ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Like :func:`sample`, plus the setpoint velocities [N x 6] rad/s (the quintic's
+    analytic derivative, fed forward to the servos)."""
     total = segments[-1].start_s + segments[-1].duration_s
     n = round(total / dt_s)
     times = np.arange(1, n + 1) * dt_s
-    out = np.empty((n, len(segments[0].q0)))
+    q = np.empty((n, len(segments[0].q0)))
+    qd = np.empty_like(q)
     index = np.empty(n, dtype=np.int32)
     for i, seg in enumerate(segments):
         mask = (times > seg.start_s - 1e-9) & (times <= seg.start_s + seg.duration_s + 1e-9)
-        s, _, _ = quintic((times[mask] - seg.start_s) / seg.duration_s)
-        out[mask] = seg.q0 + np.outer(s, seg.q1 - seg.q0)
+        s, ds, _ = quintic((times[mask] - seg.start_s) / seg.duration_s)
+        q[mask] = seg.q0 + np.outer(s, seg.q1 - seg.q0)
+        qd[mask] = np.outer(ds / seg.duration_s, seg.q1 - seg.q0)
         index[mask] = i
-    return out, index
+    return q, qd, index

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from pxr import Usd, UsdPhysics
 
-from generator import cell, simulate, tool
+from generator import pipeline, simulate, tool
 from generator.crosscheck import dynamics
 from generator.crosscheck.newton import NEWTON_FILE, newton_crosscheck
 from generator.evidence.canonical import read_json
@@ -27,8 +27,7 @@ DEMO_CELL = CellParams(pickDistance=0.32, placeDistance=0.32, pickHeight=0.6, pl
 def prepared() -> simulate.PreparedCell:
     gated = tool.gate_tool(ToolSpec(cadReviewId="cr-0142-nema17-bracket", payloadKg=0.3),
                            "workcell-demo")
-    return simulate.prepare(DEMO_CELL, lambda spec, body: tool.mount_tool(
-        spec, body, gated, cell.TOOL_MOUNT_POS, cell.TOOL_MOUNT_QUAT))
+    return simulate.prepare(DEMO_CELL, pipeline.make_mounter(gated))
 
 
 @pytest.fixture(scope="module")

@@ -12,7 +12,7 @@ import pytest
 import trimesh
 from pxr import Usd, UsdPhysics
 
-from generator import cell, simulate, tool
+from generator import pipeline, simulate, tool
 from generator.export import gltf, mjcf, usd
 from generator.spec import CellParams, ToolSpec
 
@@ -26,8 +26,7 @@ def _prepare(with_tool: bool) -> simulate.PreparedCell:
         return simulate.prepare(DEMO_CELL)
     gated = tool.gate_tool(ToolSpec(cadReviewId="cr-0142-nema17-bracket", payloadKg=0.3),
                            "workcell-demo")
-    return simulate.prepare(DEMO_CELL, lambda spec, body: tool.mount_tool(
-        spec, body, gated, cell.TOOL_MOUNT_POS, cell.TOOL_MOUNT_QUAT))
+    return simulate.prepare(DEMO_CELL, pipeline.make_mounter(gated))
 
 
 @pytest.fixture(scope="module", params=[True, False], ids=["with-tool", "bare"])

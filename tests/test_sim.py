@@ -77,6 +77,12 @@ def test_quintic_boundary_conditions_and_peak_velocity():
     assert np.abs(velocity[:, 0]).max() == pytest.approx(1.875 / seg.duration_s, rel=1e-3)
     assert np.abs(velocity[:, 0]).max() <= speed[0] * (1 + 1e-9)
     np.testing.assert_allclose(points[-1], q1, atol=1e-12)
+    # the fed-forward velocity is the quintic's derivative
+    _, qd, _ = trajectory.sample_with_velocity([seg], dt)
+    midpoint = (qd[:-1] + qd[1:]) / 2  # the forward difference estimates the midpoint slope
+    np.testing.assert_allclose(midpoint, (points[1:] - points[:-1]) / dt, atol=5e-5)
+    assert np.abs(qd[:, 0]).max() == pytest.approx(1.875 / seg.duration_s, rel=1e-4)
+    assert np.abs(qd[-1]).max() < 1e-12
 
 
 def test_guard_across_the_path_is_a_collision_and_a_clear_cell_is_not():
@@ -118,8 +124,8 @@ def test_unsettled_arm_has_no_cycle_time():
     track within 1e-3 rad, and the seed must report no cycle time instead of a capped one."""
     prepared = simulate.prepare(params())
     model = prepared.cell.model
-    model.actuator_gainprm[:, 0] *= 0.01
-    model.actuator_biasprm[:, 1] *= 0.01
+    model.actuator_gainprm[:, 0] *= 0.01  # position and velocity gains
+    model.actuator_biasprm[:, 1:3] *= 0.01
     model.jnt_actgravcomp[:] = 0  # and nothing holds the arm up
     trial, _ = simulate.run_seed(prepared, 0, REQ)
     assert trial["settled"] is False and trial["cycleSeconds"] is None
@@ -149,22 +155,56 @@ def test_combined_inertial_matches_mujoco_compiling_both_bodies():
         cell.WORKPIECE_INERTIA_KG_M2)
     assert mass == pytest.approx(both.body_mass[1])
     np.testing.assert_allclose(com, both.body_ipos[1], atol=1e-12)
-    np.testing.assert_allclose(np.sort(inertia), np.sort(both.body_inertia[1]), rtol=1e-9)
+
+    def tensor(diag, q):
+        rot = np.zeros(9)
+        mujoco.mju_quat2Mat(rot, q)
+        rot = rot.reshape(3, 3)
+        return rot @ np.diag(diag) @ rot.T
+
+    np.testing.assert_allclose(tensor(inertia, quat),
+                               tensor(both.body_inertia[1], both.body_iquat[1]), atol=1e-12)
 
 
 def test_the_arm_carries_the_workpiece_between_grasp_and_place(prepared):
     targets = simulate.targets_for(prepared, 0)
     waypoints, _ = simulate.solve_targets(prepared, targets)
     segs = trajectory.plan(waypoints, 0.75 * np.full(6, math.pi), cell.TIMESTEP_S)
-    setpoints, index = trajectory.sample(segs, cell.TIMESTEP_S)
+    setpoints, velocities, index = trajectory.sample_with_velocity(segs, cell.TIMESTEP_S)
     names = [s.name for s in segs]
     attach, detach = simulate.carry_steps(index, names)
     assert names[index[attach]] == "lift" and names[index[attach - 1]] == "grasp"
     assert names[index[detach]] == "retreat" and names[index[detach - 1]] == "place"
-    _, tau, *_ = simulate.simulate(prepared, setpoints, index, names)
+    _, tau, *_ = simulate.simulate(prepared, setpoints, velocities, index, names)
     # holding at the pick, gravity compensation through the actuators carries the cube:
     # the shoulder-lift torque changes by about m g r when the mass is added
     before, after = tau[attach - 1, 1], tau[attach + 5, 1]
     assert abs(after - before) > 0.3  # 0.17 kg at ~0.3 m: ~0.5 N m
     assert prepared.cell.model.body_mass[prepared.cell.model.body("gripper").id] == \
         pytest.approx(cell.GRIPPER_MASS_KG)  # the shared model is untouched
+
+
+def test_the_carried_workpiece_collides_while_gripped_only():
+    """A small static probe on the carried cube's path, beside the fingers' sweep, touches
+    only the cube: the cube collides while gripped."""
+    plain = simulate.prepare(params())
+    trial, series = simulate.run_seed(plain, 0, REQ)
+    transfer = next(s for s in trial["segments"] if s["name"] == "transfer")
+    middle = transfer["startS"] + transfer["durationS"] / 2
+    model, data = plain.cell.model, mujoco.MjData(plain.cell.model)
+    data.qpos[:] = series["qRad"][int(np.argmin(np.abs(series["timeS"] - middle)))]
+    mujoco.mj_kinematics(model, data)
+    tcp = model.site("tcp").id
+    side = data.site_xmat[tcp].reshape(3, 3)[:, 1]  # gripper y: the fingers span |y| < 12 mm
+    probe_at = data.site_xpos[tcp] + 0.017 * side
+
+    def mount_probe(spec, gripper):
+        probe = spec.worldbody.add_geom(name="probe", type=mujoco.mjtGeom.mjGEOM_SPHERE,
+                                        size=(0.0015, 0, 0), pos=probe_at)
+        probe.contype, probe.conaffinity = cell.STATIC_CONTYPE, cell.STATIC_CONAFFINITY
+
+    trial, _ = simulate.run_seed(simulate.prepare(params(), mount_probe), 0, REQ)
+    hits = [c for c in trial["collisions"] if c["geoms"][1] == "probe"]
+    assert hits and {c["geoms"][0] for c in hits} == {cell.CARRIED_GEOM}
+    assert {c["segment"] for c in hits} == {"transfer"}
+    assert trial["failureReason"] == "collision"
