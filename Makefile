@@ -24,6 +24,7 @@ demo: $(STAMP)
 
 test: $(STAMP)
 	bash .ci/install-browser
+	$(BIN)/ruff check generator tests bench
 	$(BIN)/python -m pytest -q
 
 lint: $(STAMP)

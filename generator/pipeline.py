@@ -13,7 +13,7 @@ import os
 import sys
 import tempfile
 from collections.abc import Callable
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from multiprocessing import get_context
@@ -101,11 +101,12 @@ def run_trials(params: CellParams, gated, prepared: simulate.PreparedCell, seeds
     ctx = get_context("fork")
     with ProcessPoolExecutor(max_workers=workers, mp_context=ctx, initializer=_init_worker,
                              initargs=(params, gated, requirements)) as pool:
-        results = []
-        for res in pool.map(_run_one, seeds):
-            results.append(res)
+        futures = {pool.submit(_run_one, seed): i for i, seed in enumerate(seeds)}
+        results: list = [None] * len(seeds)
+        for future in as_completed(futures):  # progress as seeds finish, results in order
+            results[futures[future]] = future.result()
             if on_seed:
-                on_seed(res[0])
+                on_seed(results[futures[future]][0])
         return results
 
 

@@ -139,3 +139,17 @@ def test_a_cross_check_failure_rejects_the_run_with_its_reason(tmp_path):
     verdict, reasons = pipeline.verdict_for(relaxed, [ok_stage, stage])
     assert verdict == "rejected"
     assert any("Newton cross-check failed" in r and "orphan" in r for r in reasons), reasons
+
+
+def test_parallel_seeds_give_the_serial_results():
+    from generator import pipeline
+    from generator.evidence.canonical import dumps
+    from generator.spec import parse_spec
+
+    spec = parse_spec(SPEC | {"seeds": [0, 1, 2]})
+    gated = pipeline.tool.gate_tool(spec.tool, spec.project)
+    prepared = pipeline.prepare_side(spec.candidate, gated)
+    req = pipeline._req(spec)
+    serial = pipeline.run_trials(spec.candidate, gated, prepared, [0, 1, 2], req, workers=1)
+    parallel = pipeline.run_trials(spec.candidate, gated, prepared, [0, 1, 2], req, workers=2)
+    assert dumps(serial) == dumps(parallel)
