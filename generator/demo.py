@@ -97,11 +97,12 @@ def iteration_record(index: int, folder: str, run: dict, previous: dict | None,
 def run_demo(out_dir: Path, sign_key: Path | None = None, overwrite: bool = False,
              workers: int | None = None, progress=None) -> dict:
     """Run every iteration, then write demo.json and the iteration run folders atomically."""
-    computed = []
+    computed, reuse = [], {}
     for spec in iteration_specs():
         if progress:
             print(f"{spec.title}", flush=True)
-        computed.append((spec, *pipeline.compute(spec, workers=workers, progress=progress)))
+        computed.append((spec, *pipeline.compute(spec, workers=workers, progress=progress,
+                                                 reuse=reuse)))
     with staged_run(out_dir, sign_key=sign_key, overwrite=overwrite) as tmp:
         records, previous = [], None
         for index, (spec, gated, sides) in enumerate(computed, start=1):

@@ -9,6 +9,7 @@ Everything is computed before anything is written.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import sys
 import tempfile
@@ -214,12 +215,27 @@ def verdict_for(sides: dict[str, SideResult], stages: list[dict]) -> tuple[str, 
 
 
 def compute(spec: RunSpec, store_dir: Path = tool.DEFAULT_REVIEW_STORE,
-            workers: int | None = None, progress: Progress | None = None):
-    """All stages up to (not including) writing; raises ToolGateError/SpecError first."""
+            workers: int | None = None, progress: Progress | None = None,
+            reuse: dict | None = None):
+    """All stages up to (not including) writing; raises ToolGateError/SpecError first.
+
+    ``reuse`` (optional, caller-owned) holds side results by everything they depend on
+    (cell, tool, seeds, requirements); the simulation is deterministic, so a cell that
+    occurs in several runs (the demo's reference) is simulated once.
+    """
     gated = tool.gate_tool(spec.tool, spec.project, store_dir) if spec.tool else None
     workers = default_workers() if workers is None else workers
-    sides = {side: simulate_side(side, getattr(spec, side), spec, gated, workers, progress)
-             for side in SIDES}
+    sides = {}
+    for side in SIDES:
+        params = getattr(spec, side)
+        key = (params, None if gated is None else gated.to_dict().__repr__(), spec.seeds,
+               spec.requirements)
+        if reuse is not None and key in reuse:
+            sides[side] = dataclasses.replace(reuse[key], side=side)
+            continue
+        sides[side] = simulate_side(side, params, spec, gated, workers, progress)
+        if reuse is not None:
+            reuse[key] = sides[side]
     return gated, sides
 
 
