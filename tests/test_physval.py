@@ -7,11 +7,13 @@ import dataclasses
 import json
 from pathlib import Path
 
+import mujoco
+import numpy as np
 import pytest
 from click.testing import CliRunner
 
 from generator.cli import main
-from generator.physval import controls, passive, suite
+from generator.physval import controls, numerics, passive, suite
 from generator.physval.manifest import (
     ManifestError,
     Measured,
@@ -62,6 +64,50 @@ def test_check_passes_on_good_sample(results, check_id):
 def test_check_fails_on_its_negative_control(negative, check_id):
     record = negative[check_id]
     assert record["ran"] and record["status"] == "FAIL" and record["failedAsExpected"]
+
+
+def test_timestep_check_steps_the_lid_mechanism(results):
+    assert results["lid"]["numerics.timestep"] is Status.PASS
+    record = numerics.check_timestep(_load("lid"), True)
+    measured = record.measured
+    assert [j["joint"] for j in measured["joints"]] == ["lid_hinge"]
+    assert measured["joints"][0]["qvel0"] == [1.0]
+    # the comparison sees a real (gravity-driven swing) difference, below 0.02 rad/s
+    assert 0.0 < measured["angularDiffRadS"] < 0.02
+    assert measured["divergedAtS"] == {"2ms": None, "1ms": None}
+
+
+def test_timestep_check_fails_on_the_stiff_spring_lid(tmp_path):
+    bad = controls._stiff_spring(tmp_path)
+    # the description's numbers: the lid's compiled hinge-axis inertia and w * dt
+    model = mujoco.MjModel.from_xml_path(str(bad.path(bad.file)))
+    assert model.jnt_stiffness[0] == controls.STIFF_SPRING_NM_PER_RAD
+    data = mujoco.MjData(model)
+    mujoco.mj_forward(model, data)
+    inertia = np.zeros((1, 1))
+    mujoco.mj_fullM(model, data, inertia)
+    assert inertia[0, 0] == pytest.approx(controls.LID_HINGE_INERTIA_KG_M2, rel=1e-9)
+    assert controls.STIFF_SPRING_OMEGA_RAD_S * 0.002 > 2 > controls.STIFF_SPRING_OMEGA_RAD_S * 0.001
+    record = numerics.check_timestep(bad, True)
+    assert record.status is Status.FAIL and "2 ms run diverged" in record.reason
+    m = record.measured
+    assert m["divergedAtS"]["2ms"] < 0.05 and m["divergedAtS"]["1ms"] is None
+    assert m["peakAbsQvel"]["1ms"] < 2.0  # 1 ms stays bounded (started at 1 rad/s)
+
+
+def test_timestep_check_fails_on_an_inaccurate_but_stable_spring(tmp_path):
+    # 80 N m/rad: w = 882 rad/s, w dt = 1.76 at 2 ms (stable, far off) and 0.88 at 1 ms
+    record = numerics.check_timestep(controls._stiff_spring(tmp_path, 80.0), True)
+    m = record.measured
+    assert record.status is Status.FAIL and m["divergedAtS"] == {"2ms": None, "1ms": None}
+    assert m["angularDiffRadS"] > 0.5
+
+
+def test_timestep_negative_control_ran_and_failed(negative):
+    assert "numerics.timestep" not in controls.NO_CONTROL
+    record = negative["numerics.timestep"]
+    assert record["ran"] is True and record["failedAsExpected"] is True
+    assert record["asset"] == "lid-stiff-spring" and "2.42 at 2 ms" in record["description"]
 
 
 def test_checks_without_control_say_so(negative):

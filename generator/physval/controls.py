@@ -3,18 +3,21 @@
 Protocol 004 group 9: "先确认测试本身能检出已知错误" -- a check is trusted only once it has been
 shown to fail on a known-bad input. Three controls are committed sample assets
 (``mug-single-hull``, ``lid-wrong-axis``, ``mug-wrong-mass``); the others are variants of
-the committed good samples built here, each named and described in the record.
+the committed good samples built here (files in a temporary folder where needed, e.g. the
+lid MJCF with an over-stiff hinge spring), each named and described in the record.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import math
 import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 from typing import Any
+from xml.etree import ElementTree
 
 import numpy as np
 import trimesh
@@ -38,6 +41,7 @@ from generator.physval.manifest import (
     load_manifest,
 )
 from generator.physval.results import CheckResult, Status
+from generator.physval.thresholds import TIMESTEP_COARSE_S, TIMESTEP_FINE_S
 
 ASSETS = Path(__file__).resolve().parents[2] / "evidence" / "assets"
 
@@ -75,6 +79,27 @@ def _bad_triangle(_tmp: Path) -> AssetManifest:
     bad = dataclasses.replace(i0, inertia_kg_m2=tuple(map(tuple, np.diag([1.0, 1.0, 3.0])
                                                                 * scale)))
     return dataclasses.replace(good, inertials=(bad,))
+
+
+# The stiff-spring lid (numerics.timestep). Semi-implicit Euler on an undamped spring-inertia
+# pair is stable only while w * dt <= 2 (w = sqrt(k / I), I the inertia about the hinge).
+LID_HINGE_INERTIA_KG_M2 = 1.028e-4  # lid plate: Ixx 2.57e-5 + 0.048 kg x (0.04^2 + 0.0025^2)
+STIFF_SPRING_NM_PER_RAD = 150.0
+STIFF_SPRING_OMEGA_RAD_S = math.sqrt(STIFF_SPRING_NM_PER_RAD / LID_HINGE_INERTIA_KG_M2)
+
+
+def _stiff_spring(tmp: Path, stiffness_nm_per_rad: float = STIFF_SPRING_NM_PER_RAD
+                  ) -> AssetManifest:
+    """The committed lid with a hinge spring [N m/rad] added (same geometry otherwise)."""
+    good = _sample("lid")
+    assert good.hinge is not None
+    tree = ElementTree.parse(good.path(good.file))
+    joint = tree.find(f".//joint[@name='{good.hinge.joint}']")
+    assert joint is not None
+    joint.set("stiffness", repr(float(stiffness_nm_per_rad)))
+    tree.write(tmp / "lid-stiff-spring.xml", encoding="unicode")
+    return dataclasses.replace(good, name="lid-stiff-spring", file="lid-stiff-spring.xml",
+                               root=tmp)
 
 
 def _missing_body(_tmp: Path) -> AssetManifest:
@@ -123,6 +148,13 @@ CONTROLS: dict[str, Control] = {
                                  "sliding friction of 0.30 +- 0.05 against engine friction 1.0",
                                  _variant("workpiece", measurements=Measurements(
                                      friction_sliding=Measured(0.30, 0.05)))),
+    "numerics.timestep": Control(
+        "lid-stiff-spring", f"the lid with a hinge spring of {STIFF_SPRING_NM_PER_RAD:g} N m/rad: "
+        f"with the lid's hinge-axis inertia {LID_HINGE_INERTIA_KG_M2:g} kg m^2 its natural "
+        f"frequency is w = {STIFF_SPRING_OMEGA_RAD_S:.0f} rad/s, so w dt = "
+        f"{STIFF_SPRING_OMEGA_RAD_S * TIMESTEP_COARSE_S:.2f} at 2 ms (above 2, the stability "
+        "limit of the explicitly integrated spring under Euler: diverges) and "
+        f"{STIFF_SPRING_OMEGA_RAD_S * TIMESTEP_FINE_S:.2f} at 1 ms (stable)", _stiff_spring),
     "real.mass": Control("workpiece-mass-mismatch", "workpiece with a measured mass of "
                          "0.160 +- 0.001 kg (engine 0.1728 kg)",
                          _variant("workpiece", measurements=Measurements(
@@ -134,8 +166,6 @@ CONTROLS: dict[str, Control] = {
 
 # Checks without a negative control, and why.
 NO_CONTROL = {
-    "numerics.timestep": "no known-bad asset parameter makes a free body's contact-free flight "
-    "timestep-sensitive over 0.5 s at the suite's initial twist; not demonstrated to fail",
     "material.restitution": "never runs (no bounce measurement field): always UNVERIFIED",
 }
 

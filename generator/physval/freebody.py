@@ -1,7 +1,8 @@
 """Shared set-up of the free-body experiments (groups 4, 5 and 9).
 
 The free-body groups apply to a mesh asset (one free rigid body). An MJCF asset with a fixed
-base (a mechanism) has no free body: those checks are NOT_APPLICABLE for it.
+base (a mechanism) has no free body: the drop and impulse checks (groups 4 and 5) are
+NOT_APPLICABLE for it; the timestep comparison (group 9) steps its joints instead.
 """
 
 from __future__ import annotations
@@ -13,7 +14,13 @@ import numpy as np
 
 from generator.physval.manifest import MESH_BODY, AssetManifest
 from generator.physval.results import CheckResult, Group, not_applicable, not_run
-from generator.physval.scene import Placement, body_id, compile_spec, mesh_spec
+from generator.physval.scene import (
+    Placement,
+    body_id,
+    com_velocity,
+    compile_spec,
+    mesh_spec,
+)
 
 
 @dataclass(frozen=True)
@@ -73,3 +80,19 @@ def set_com_twist(fb: FreeBody, v_com: np.ndarray, w_world: np.ndarray) -> None:
 def steps(duration_s: float, timestep_s: float) -> int:
     """Number of steps covering ``duration_s`` exactly (both in [s])."""
     return round(duration_s / timestep_s)
+
+
+def fly(fb: FreeBody, duration_s: float, wrench: np.ndarray | None = None
+        ) -> tuple[np.ndarray, np.ndarray]:
+    """Step the free body for ``duration_s`` [s] and return its COM velocity (linear [m/s],
+    angular [rad/s], world frame).
+
+    Args:
+        wrench: optional constant world wrench (force [N], torque [N m]) applied at the COM
+            through ``xfrc_applied`` on every step.
+    """
+    for _ in range(steps(duration_s, fb.model.opt.timestep)):
+        if wrench is not None:
+            fb.data.xfrc_applied[fb.body] = wrench
+        mujoco.mj_step(fb.model, fb.data)
+    return com_velocity(fb.model, fb.data, fb.body)

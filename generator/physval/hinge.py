@@ -10,7 +10,7 @@ from __future__ import annotations
 import mujoco
 import numpy as np
 
-from generator.physval.manifest import AssetManifest
+from generator.physval.manifest import AssetManifest, Hinge
 from generator.physval.results import CheckResult, Group, Threshold, judged, not_applicable, not_run
 from generator.physval.scene import compile_spec, mjcf_spec
 from generator.physval.thresholds import (
@@ -27,21 +27,20 @@ AXIS_TOL_RAD = 1e-3
 HINGE_DAMPRATIO = 1.0  # project choice: critically damped position drive
 
 
-def _skip(manifest: AssetManifest, loaded_ok: bool, cid: str) -> CheckResult | None:
+def _declared_hinge(manifest: AssetManifest, loaded_ok: bool, cid: str) -> Hinge | CheckResult:
+    """The declared hinge when the check can run, else its NOT_APPLICABLE/UNVERIFIED result."""
     if manifest.hinge is None:
         return not_applicable(cid, Group.MECHANISM, "no hinge declared in the manifest")
     if not loaded_ok:
         return not_run(cid, Group.MECHANISM, "the asset did not load")
-    return None
+    return manifest.hinge
 
 
 def check_axis(manifest: AssetManifest, loaded_ok: bool) -> CheckResult:
     """mechanism.hinge_axis: the modelled axis (parent frame) matches the declared one."""
     cid = "mechanism.hinge_axis"
-    if (skip := _skip(manifest, loaded_ok, cid)) is not None:
-        return skip
-    h = manifest.hinge
-    assert h is not None
+    if isinstance(h := _declared_hinge(manifest, loaded_ok, cid), CheckResult):
+        return h
     model, _ = compile_spec(mjcf_spec(manifest), SIM_TIMESTEP_S)
     j = mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_JOINT, h.joint)
     if j < 0:
@@ -98,10 +97,8 @@ def sweep(manifest: AssetManifest) -> dict[str, float]:
 def check_sweep(manifest: AssetManifest, loaded_ok: bool) -> CheckResult:
     """mechanism.hinge_sweep: a torque-limited drive reaches the target and returns."""
     cid = "mechanism.hinge_sweep"
-    if (skip := _skip(manifest, loaded_ok, cid)) is not None:
-        return skip
-    h = manifest.hinge
-    assert h is not None
+    if isinstance(h := _declared_hinge(manifest, loaded_ok, cid), CheckResult):
+        return h
     r = sweep(manifest)
     ok = r["targetErrorRad"] <= h.tolerance_rad and r["returnErrorRad"] <= h.tolerance_rad
     return judged(

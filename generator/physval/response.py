@@ -6,13 +6,11 @@ I the manifest's declared values (a response that does not match m points at uni
 
 from __future__ import annotations
 
-import mujoco
 import numpy as np
 
 from generator.physval import freebody
 from generator.physval.manifest import AssetManifest
 from generator.physval.results import CheckResult, Group, Threshold, judged
-from generator.physval.scene import com_velocity
 from generator.physval.thresholds import (
     IMPULSE_DURATION_S,
     IMPULSE_REL_TOL,
@@ -29,10 +27,7 @@ METHOD = (f"constant xfrc_applied at the COM for {IMPULSE_DURATION_S} s "
 def _apply(manifest: AssetManifest, wrench: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Apply a constant world wrench [N, N m] for the impulse duration; return (dv, dw)."""
     fb = freebody.build(manifest, SIM_TIMESTEP_S, ground=False, gravity=False, contacts=False)
-    for _ in range(freebody.steps(IMPULSE_DURATION_S, SIM_TIMESTEP_S)):
-        fb.data.xfrc_applied[fb.body] = wrench
-        mujoco.mj_step(fb.model, fb.data)
-    return com_velocity(fb.model, fb.data, fb.body)
+    return freebody.fly(fb, IMPULSE_DURATION_S, wrench)
 
 
 def check_linear(manifest: AssetManifest, loaded_ok: bool) -> CheckResult:

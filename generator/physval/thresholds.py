@@ -47,6 +47,16 @@ TIMESTEP_HORIZON_S = 0.5  # project choice: contact-free horizon of the comparis
 # Project choice: initial twist of the timestep comparison (world frame, SI).
 TIMESTEP_V0_M_S = (0.3, -0.2, 0.5)
 TIMESTEP_W0_RAD_S = (1.0, -2.0, 1.5)
+# Project choice: initial joint velocity of the timestep comparison on a mechanism (MJCF),
+# the same for every joint of a kind: rotational DOFs (hinge, ball) [rad/s], slides [m/s].
+# A free joint inside an MJCF starts with the free-body twist above (MuJoCo's free-joint
+# convention: linear velocity of the body origin, world frame; angular, body frame).
+TIMESTEP_JOINT_W0_RAD_S = 1.0
+TIMESTEP_JOINT_V0_M_S = 0.1
+# Project choice: a joint speed above this [rad/s or m/s] in the 0.5 s run from the initial
+# velocities above is divergence (no passive mechanism gets there); the run stops there,
+# before MuJoCo's own bad-state check (1e10) would reset it and write MUJOCO_LOG.TXT.
+TIMESTEP_DIVERGED_VEL = 1e4
 
 # --- group 2/8: cavity probe ----------------------------------------------------------------
 CAVITY_PROBE_TIME_S = 1.0  # project choice: the ball has 1 s to fall in under gravity
