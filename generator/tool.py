@@ -600,9 +600,9 @@ def tool_mass_table(model: mujoco.MjModel, gated: GatedTool) -> dict[str, Any]:
                     "convexHull": convex.mass_g, "defaultMode": default.mass_g,
                     "toolBody": body_g},
         "defaultModeName": default.mode,
-        "relativeToBrep": {"exactMesh": _rel(exact.mass_g, brep_g), "used": _rel(used_g, brep_g),
-                           "convexHull": _rel(convex.mass_g, brep_g),
-                           "defaultMode": _rel(default.mass_g, brep_g)},
+        "relativeToBrep": relative_to_brep({"exactMesh": exact.mass_g, "used": used_g,
+                                            "convexHull": convex.mass_g,
+                                            "defaultMode": default.mass_g}, brep_g),
         "part": {"centreOfMassMm": exact.com_mm,
                  "principalInertiaKgM2": exact.principal_inertia_kg_m2},
         "toolBody": {"massKg": _round(body_g / 1000.0, 9),
@@ -615,13 +615,26 @@ def tool_mass_table(model: mujoco.MjModel, gated: GatedTool) -> dict[str, Any]:
             "convexHull": "collision only (MuJoCo collides mesh geoms as their convex hull)",
             "defaultMode": "contrast only, never used (MuJoCo's default mesh inertia mode)",
         },
-        "passed": True,
+        "passed": mass_within_tolerance(used_g, brep_g),
     }
+
+
+def relative_to_brep(masses_g: dict[str, float], brep_g: float) -> dict[str, float]:
+    """The mass table's ``relativeToBrep``: each mass's relative difference from the B-Rep
+    mass (1 = 100 %, to 1e-8); ``evidence verify`` recomputes it from ``massesG``."""
+    return {name: _rel(mass, brep_g) for name, mass in masses_g.items()}
+
+
+def mass_within_tolerance(used_g: float, brep_g: float,
+                          tolerance_rel: float = MASS_TOLERANCE_REL) -> bool:
+    """The tool mass rule: the compiled part mass within ``tolerance_rel`` (3 %) of the
+    B-Rep mass. The mass table's ``passed``; ``evidence verify`` re-applies it."""
+    return abs(_rel(used_g, brep_g)) <= tolerance_rel
 
 
 def _check_mass(gated: GatedTool, used_g: float, body_g: float, brep_g: float) -> None:
     rel = _rel(used_g, brep_g)
-    if abs(rel) > MASS_TOLERANCE_REL:
+    if not mass_within_tolerance(used_g, brep_g):
         raise ToolGateError(
             ToolErrorCode.TOOL_MASS_MISMATCH,
             f"tool mass mismatch: the compiled model gives {used_g:.3f} g for the part of "

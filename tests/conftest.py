@@ -18,10 +18,12 @@ from typing import Any
 import pytest
 
 from generator import checks
+from generator.demo import iteration_record
 from generator.evidence import provenance
 from generator.evidence.atomic import finalize_run, staged_run
 from generator.evidence.canonical import read_json, write_json
 from generator.evidence.sign import KeyPair, keygen, load_private_key
+from generator.simulate import failure_reason
 from generator.spec import parse_spec
 
 SPEC: dict[str, Any] = {
@@ -51,11 +53,11 @@ def make_trial(seed: int, cycle_s: float, requirements: dict[str, Any],
         duration = round(cycle_s / 6 + rng.uniform(-0.05, 0.05), 6)
         segments.append({"name": name, "startS": round(start, 6), "durationS": duration})
         start += duration
+    targets = [{"name": n, "errorMm": round(rng.uniform(0.0, 0.4), 6), "reason": None}
+               for n in ("above-pick", "pick", "above-place", "place")]
     trial = {
-        "seed": seed, "reached": True, "ikErrorMm": round(rng.uniform(0.01, 0.4), 6),
-        "failureReason": "collision" if collide else None,
-        "targets": [{"name": n, "errorMm": round(rng.uniform(0.0, 0.4), 6), "reason": None}
-                    for n in ("above-pick", "pick", "above-place", "place")],
+        "seed": seed, "reached": True, "ikErrorMm": max(t["errorMm"] for t in targets),
+        "targets": targets,
         "collisionFree": not collide, "collisions": collisions,
         "minClearanceMm": -3.25 if collide else round(rng.uniform(20, 60), 6),
         "minClearancePair": ["wrist1", "guard+x"],
@@ -66,8 +68,7 @@ def make_trial(seed: int, cycle_s: float, requirements: dict[str, Any],
         "peakTorqueNm": [round(rng.uniform(1, 90), 6) for _ in range(6)],
     }
     trial["success"] = checks.trial_success(trial, requirements)
-    if trial["failureReason"] is None and trial["cycleSeconds"] > requirements["maxCycleSeconds"]:
-        trial["failureReason"] = "over-cycle"
+    trial["failureReason"] = failure_reason(trial, targets, requirements)
     return trial
 
 
@@ -89,9 +90,15 @@ def write_cell(folder: Path, side: str, spec: dict[str, Any], cycle_s: float,
     })
     write_json(folder / "newton.json", {
         "thresholds": {"positionMm": 0.1, "angleDeg": 0.01, "massMg": 1.0},
-        "worstPositionErrorMm": 0.0004, "worstAngleErrorDeg": 0.00002,
+        "worstPositionErrorMm": 0.0004, "worstPositionBody": "gripper",
+        "worstPositionConfig": 3, "worstAngleErrorDeg": 0.00002,
+        "worstAngleBody": "wrist_3_link", "worstAngleConfig": 7,
         "massDifferencesMg": {"base_link": 0.0, "wrist_3_link": 0.2},
-        "articulations": 1, "revoluteJoints": 6, "orphanJoints": 0, "passed": True,
+        "worstMassDifferenceMg": 0.2, "configurations": 33,
+        "bodies": {"compared": ["base_link", "wrist_3_link"], "missingInNewton": [],
+                   "extraInNewton": []},
+        "articulations": 1, "revoluteJoints": 6, "orphanJoints": 0, "orphanJointNames": [],
+        "newtonFinalize": "ok", "passed": True, "reasons": [],
     })
     (folder / "scene.xml").write_text(
         f'<mujoco model="{side}">\n  <compiler angle="radian"/>\n'
@@ -114,8 +121,8 @@ def write_run_files(folder: Path, spec: dict[str, Any], candidate_cycle_s: float
     write_cell(folder / "candidate", "candidate", spec, candidate_cycle_s, candidate_collides)
     ref = read_json(folder / "reference" / "robot.json")
     cand = read_json(folder / "candidate" / "robot.json")
-    stages = [{"name": "newton-crosscheck", "passed": True},
-              {"name": "tool-gate", "passed": True}]
+    stages = [{"name": f"{side}: Newton cross-check", "file": "newton.json", "passed": True,
+               "reason": "passed"} for side in ("reference", "candidate")]
     accepted = cand["passed"] and all(s["passed"] for s in stages)
     validated = parse_spec(spec)
     write_json(folder / "run.json", {
@@ -145,14 +152,17 @@ def build_demo(out_dir: Path, sign_key: Path | None) -> Path:
     """A demo folder: demo.json and two iteration run folders, each signed, all manifested."""
     key = load_private_key(sign_key) if sign_key else None
     with staged_run(out_dir, sign_key=key) as tmp:
-        iterations = []
+        iterations, previous = [], None
         for i, (cycle, collide) in enumerate(((4.2, True), (4.25, False)), start=1):
             folder = tmp / f"iteration-{i}"
             folder.mkdir()
             write_run_files(folder, SPEC, candidate_cycle_s=cycle, candidate_collides=collide)
             finalize_run(folder, key)
-            iterations.append({"folder": folder.name,
-                               "verdict": read_json(folder / "run.json")["verdict"]})
+            run = read_json(folder / "run.json")
+            trials = {side: read_json(folder / side / "robot.json")["trials"]
+                      for side in ("reference", "candidate")}
+            iterations.append(iteration_record(i, folder.name, run, previous, trials))
+            previous = run
         write_json(tmp / "demo.json", {"schema": "workcell-evidence/demo/v1",
                                        "iterations": iterations,
                                        "provenance": provenance.collect()})

@@ -90,8 +90,30 @@ def test_identical_environment_reproduces_trials(real_run: Path) -> None:
         assert diff_trials(recorded, sides[side].trials) == [], side
 
 
-def test_real_manifest_has_no_machine_paths(real_run: Path) -> None:
-    for path in real_run.rglob("*.json"):
-        text = path.read_text(encoding="utf-8")
-        assert str(real_run) not in text and str(Path.home()) + "/" not in text, path.name
-    assert (real_run / MANIFEST_NAME).is_file()
+def test_real_run_has_no_machine_paths(real_run: Path) -> None:
+    """No file of a real run (JSON, scene.usda, scene.xml, robot.glb, tool.stl...) holds a
+    machine path: not the run folder (as given or resolved), its staging folder, the warp
+    kernel cache, nor anything under /tmp, /root or /home."""
+    from generator.crosscheck.newton import DEFAULT_WARP_CACHE
+
+    patterns = {"/tmp/", "/root", "/home/", str(real_run), str(real_run.resolve()),
+                str(real_run.parent.resolve()), str(DEFAULT_WARP_CACHE),
+                str(DEFAULT_WARP_CACHE.resolve()), str(Path.home()) + "/"}
+    files = sorted(p for p in real_run.rglob("*") if p.is_file())
+    names = {p.relative_to(real_run).as_posix() for p in files}
+    assert {"run.json", "candidate/scene.usda", "candidate/scene.xml", "candidate/robot.glb",
+            "candidate/newton.json", MANIFEST_NAME} <= names
+    for path in files:
+        data = path.read_bytes()
+        found = sorted(p for p in patterns if p.encode() in data)
+        assert not found, (path.relative_to(real_run).as_posix(), found)
+
+
+def test_newton_warnings_scrub_staging_and_cache_paths(tmp_path: Path) -> None:
+    from generator.crosscheck.newton import _scrub
+
+    cell = tmp_path / ".run.partial-42" / "candidate"
+    cache = tmp_path / "cache" / "warp"
+    message = f"cannot parse {cell}/scene.usda (kernels in {cache.resolve()}/k.o)"
+    assert _scrub(message, cell, cache) == \
+        "cannot parse ./scene.usda (kernels in <warp-cache>/k.o)"

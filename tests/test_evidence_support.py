@@ -86,6 +86,21 @@ def test_imported_distributions_maps_modules_to_distributions() -> None:
     assert set(found) == {"numpy", "cryptography"}
 
 
+def test_cmeel_distributions_are_mapped_through_module_files() -> None:
+    # pin, eigenpy and coal install their modules under cmeel.prefix/: packages_distributions()
+    # does not map them; the module's __file__ against the distribution's RECORD does.
+    import importlib.metadata
+
+    import pinocchio
+
+    assert "pin" not in importlib.metadata.packages_distributions().get("pinocchio", [])
+    packages = provenance.collect()["packages"]
+    assert packages["pin"] == importlib.metadata.version("pin")
+    assert pinocchio.__version__ == packages["pin"]
+    assert "coal" in packages
+    assert not any(name.startswith("__editable__") for name in packages)
+
+
 def test_compare_lists_each_differing_field() -> None:
     recorded = provenance.collect()
     assert provenance.compare(recorded, copy.deepcopy(recorded)) == []

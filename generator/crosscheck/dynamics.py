@@ -25,6 +25,7 @@ from __future__ import annotations
 import shutil
 import tempfile
 import xml.etree.ElementTree as ET
+from collections.abc import Mapping
 from importlib import metadata
 from pathlib import Path
 from typing import Any
@@ -45,6 +46,8 @@ GRAVITY_TOL_NM = 1e-8  # absolute, gravity torques [N m]
 MASS_MATRIX_TOL = 1e-10  # absolute, joint-space mass matrix [kg m^2]
 RELATIVE_TOL = 1e-9  # relative to the largest |value| at the same configuration
 ARMATURE_TOL = 1e-12  # [kg m^2]; parsed from the same decimal text, so equal to round-off
+TOLERANCES = {"gravityTorqueNm": GRAVITY_TOL_NM, "massMatrixKgM2": MASS_MATRIX_TOL,
+              "relative": RELATIVE_TOL, "armatureKgM2": ARMATURE_TOL}
 
 
 def dynamics_crosscheck(cell_dir: Path, reference: mujoco.MjModel | None = None,
@@ -71,18 +74,17 @@ def dynamics_crosscheck(cell_dir: Path, reference: mujoco.MjModel | None = None,
     pmodel.armature[:] = 0.0  # rigid-body CRBA only; armature compared on its own (above)
     qs = configs.configurations(model, seed)
     gravity, inertia = _compare(model, pmodel, order, qs)
-    reasons = _reasons(gravity, inertia, armature)
-    return {
+    record = {
         "library": "pinocchio", "configurations": len(qs), "configurationSeed": seed,
         "mujocoModel": "run model" if reference is not None else MJCF_FILE,
-        "tolerances": {"gravityTorqueNm": GRAVITY_TOL_NM, "massMatrixKgM2": MASS_MATRIX_TOL,
-                       "relative": RELATIVE_TOL, "armatureKgM2": ARMATURE_TOL},
+        "tolerances": dict(TOLERANCES),
         "gravityTorque": gravity, "massMatrix": inertia, "armature": armature,
         "armatureHandling": "MuJoCo M minus diag(dof_armature) vs Pinocchio CRBA with "
                             "model.armature = 0; armature vectors compared separately",
-        "passed": not reasons, "reasons": reasons,
         "versions": {p: metadata.version(p) for p in ("pin", "mujoco-core")},
     }
+    reasons = dynamics_reasons(record)
+    return record | {"passed": not reasons, "reasons": reasons}
 
 
 def load_pinocchio(xml_path: Path) -> pin.Model:
@@ -177,18 +179,30 @@ class _Worst:
                 "worstConfig": self.where["config"], "worstEntry": self.where["entry"]}
 
 
-def _reasons(gravity: dict[str, Any], inertia: dict[str, Any],
-             armature: dict[str, Any]) -> list[str]:
+def dynamics_reasons(record: Mapping[str, Any]) -> list[str]:
+    """Why a dynamics.json record fails (empty: it passes): its recorded ``tolerances``
+    applied to its recorded worst differences.
+
+    The one pass/fail rule of the dynamics cross-check: :func:`dynamics_crosscheck` writes
+    ``passed``/``reasons`` with it, ``evidence verify`` re-applies it to the file (and
+    checks the recorded tolerances are :data:`TOLERANCES`).
+
+    Raises:
+        KeyError, TypeError: the record lacks a field the rule needs.
+    """
+    tol = record["tolerances"]
+    relative = tol["relative"]
     reasons = []
-    for label, rec, tol, unit in (("gravity torque", gravity, GRAVITY_TOL_NM, "N m"),
-                                  ("mass matrix", inertia, MASS_MATRIX_TOL, "kg m^2")):
-        if rec["worstAbsDiff"] > tol or rec["worstRelDiff"] > RELATIVE_TOL:
+    for label, key, limit, unit in (("gravity torque", "gravityTorque", "gravityTorqueNm", "N m"),
+                                    ("mass matrix", "massMatrix", "massMatrixKgM2", "kg m^2")):
+        rec = record[key]
+        if not (rec["worstAbsDiff"] <= tol[limit] and rec["worstRelDiff"] <= relative):
             reasons.append(
                 f"{label} differs between MuJoCo and Pinocchio by {rec['worstAbsDiff']:.3g} "
                 f"{unit} (relative {rec['worstRelDiff']:.3g}) at {rec['worstEntry']}, "
-                f"configuration {rec['worstConfig']} (limits {tol:g} {unit}, relative "
-                f"{RELATIVE_TOL:g}); scene.xml does not carry the simulated inertias")
-    if armature["worstAbsDiff"] > ARMATURE_TOL:
+                f"configuration {rec['worstConfig']} (limits {tol[limit]:g} {unit}, relative "
+                f"{relative:g}); scene.xml does not carry the simulated inertias")
+    if not record["armature"]["worstAbsDiff"] <= tol["armatureKgM2"]:
         reasons.append(f"joint armature read by Pinocchio differs from MuJoCo's by "
-                       f"{armature['worstAbsDiff']:.3g} kg m^2")
+                       f"{record['armature']['worstAbsDiff']:.3g} kg m^2")
     return reasons

@@ -23,6 +23,7 @@ import os
 import sys
 import time
 import warnings
+from collections.abc import Mapping
 from importlib import metadata
 from pathlib import Path
 from types import ModuleType
@@ -45,6 +46,8 @@ ANGLE_TOL_DEG = 0.01
 MASS_TOL_MG = 1.0
 REQUIRED_ARTICULATIONS = 1
 REQUIRED_REVOLUTE_JOINTS = 6
+REQUIRED_CONFIGURATIONS = 1 + configs.RANDOM_CONFIGURATIONS  # the export pose and 32 drawn
+FINALIZE_OK = "ok"
 USD_FILE = "scene.usda"
 MJCF_FILE = "scene.xml"
 
@@ -73,12 +76,12 @@ def newton_crosscheck(cell_dir: Path, *, cache_dir: Path = DEFAULT_WARP_CACHE,
         builder.add_usd(str(usd_path))
         structure = _structure(builder, newton)
         nmodel, finalize_note = _finalize(builder)
-    newton_warnings = sorted({str(w.message).replace(str(cell_dir), ".") for w in caught})
+    newton_warnings = sorted({_scrub(str(w.message), cell_dir, Path(cache_dir))
+                              for w in caught})
     bodies = _body_map(model, nmodel)
     masses = _mass_differences_mg(model, nmodel, bodies["pairs"])
     qs = configs.configurations(model, seed)
     fk = _compare_fk(model, nmodel, newton, bodies["pairs"], qs)
-    reasons = _reasons(structure, bodies, masses, fk, finalize_note)
     record = {
         "schema": SCHEMA,
         "thresholds": {"positionMm": POSITION_TOL_MM, "angleDeg": ANGLE_TOL_DEG,
@@ -90,13 +93,14 @@ def newton_crosscheck(cell_dir: Path, *, cache_dir: Path = DEFAULT_WARP_CACHE,
         "massDifferencesMg": masses,
         "worstMassDifferenceMg": max(masses.values(), default=0.0),
         **fk,
-        "newtonFinalize": finalize_note or "ok",
+        "newtonFinalize": finalize_note or FINALIZE_OK,
         "newtonWarnings": newton_warnings,
-        "passed": not reasons, "reasons": reasons,
         "versions": {p: metadata.version(p) for p in ("newton", "warp-lang", "usd-core",
                                                        "mujoco-core")},
         "inputs": {name: _sha256(cell_dir / name) for name in (USD_FILE, MJCF_FILE)},
     }
+    reasons = newton_reasons(record)
+    record |= {"passed": not reasons, "reasons": reasons}
     record["wallTimeS"] = round(time.perf_counter() - start, 3)
     if write:
         write_json(cell_dir / NEWTON_FILE, record)
@@ -256,37 +260,62 @@ def _angle_deg(quat_wxyz: np.ndarray, quat_xyzw: np.ndarray) -> float:
     return math.degrees(2.0 * math.atan2(float(np.linalg.norm(diff[1:])), abs(float(diff[0]))))
 
 
-def _reasons(structure: dict[str, Any], bodies: dict[str, Any], masses: dict[str, float],
-             fk: dict[str, Any], finalize_note: str | None) -> list[str]:
+def newton_reasons(record: Mapping[str, Any]) -> list[str]:
+    """Why a newton.json record fails (empty: it passes), from its recorded measurements.
+
+    The one pass/fail rule of the Newton cross-check: :func:`newton_crosscheck` writes
+    ``passed``/``reasons`` with it and ``evidence verify`` re-applies it to the file. The
+    design thresholds are this module's constants, never the record's ``thresholds``.
+
+    Raises:
+        KeyError, TypeError: the record lacks a field the rule needs.
+    """
     reasons = []
-    if structure["orphanJoints"]:
+    orphans = record["orphanJoints"]
+    if orphans:
         reasons.append(
-            f"{structure['orphanJoints']} orphan joint(s) in Newton, in no articulation: "
-            f"{', '.join(structure['orphanJointNames'])}; put PhysicsArticulationRootAPI on "
+            f"{orphans} orphan joint(s) in Newton, in no articulation: "
+            f"{', '.join(record['orphanJointNames'])}; put PhysicsArticulationRootAPI on "
             "an ancestor of the robot's bodies (/Workcell)")
-    if structure["articulations"] != REQUIRED_ARTICULATIONS:
-        reasons.append(f"Newton found {structure['articulations']} articulation(s); the cell "
+    if record["articulations"] != REQUIRED_ARTICULATIONS:
+        reasons.append(f"Newton found {record['articulations']} articulation(s); the cell "
                        f"must import as exactly {REQUIRED_ARTICULATIONS}")
-    if structure["revoluteJoints"] != REQUIRED_REVOLUTE_JOINTS:
-        reasons.append(f"Newton found {structure['revoluteJoints']} revolute joint(s); the arm "
+    if record["revoluteJoints"] != REQUIRED_REVOLUTE_JOINTS:
+        reasons.append(f"Newton found {record['revoluteJoints']} revolute joint(s); the arm "
                        f"has {REQUIRED_REVOLUTE_JOINTS}")
-    if finalize_note and not structure["orphanJoints"]:
-        reasons.append(finalize_note)
+    if record["newtonFinalize"] != FINALIZE_OK and not orphans:
+        reasons.append(record["newtonFinalize"])
     for key in ("missingInNewton", "extraInNewton"):
-        if bodies[key]:
-            reasons.append(f"bodies {key}: {', '.join(bodies[key])}")
-    for name, diff in sorted(masses.items()):
-        if diff > MASS_TOL_MG:
+        if record["bodies"][key]:
+            reasons.append(f"bodies {key}: {', '.join(record['bodies'][key])}")
+    for name, diff in sorted(record["massDifferencesMg"].items()):
+        if not abs(diff) <= MASS_TOL_MG:
             reasons.append(f"mass of {name} differs by {diff:.3f} mg between scene.usda and "
                            f"scene.xml (limit {MASS_TOL_MG} mg)")
-    if fk["worstPositionErrorMm"] > POSITION_TOL_MM:
+    if not record["worstPositionErrorMm"] <= POSITION_TOL_MM:
         reasons.append(
-            f"forward kinematics differ: {fk['worstPositionBody']} is "
-            f"{fk['worstPositionErrorMm']:.4g} mm off at configuration "
-            f"{fk['worstPositionConfig']} (limit {POSITION_TOL_MM} mm); check the joint frames")
-    if fk["worstAngleErrorDeg"] > ANGLE_TOL_DEG:
+            f"forward kinematics differ: {record['worstPositionBody']} is "
+            f"{record['worstPositionErrorMm']:.4g} mm off at configuration "
+            f"{record['worstPositionConfig']} (limit {POSITION_TOL_MM} mm); check the joint "
+            "frames")
+    if not record["worstAngleErrorDeg"] <= ANGLE_TOL_DEG:
         reasons.append(
-            f"forward kinematics differ: {fk['worstAngleBody']} is turned "
-            f"{fk['worstAngleErrorDeg']:.4g} deg at configuration {fk['worstAngleConfig']} "
-            f"(limit {ANGLE_TOL_DEG} deg); check the joint frames")
+            f"forward kinematics differ: {record['worstAngleBody']} is turned "
+            f"{record['worstAngleErrorDeg']:.4g} deg at configuration "
+            f"{record['worstAngleConfig']} (limit {ANGLE_TOL_DEG} deg); check the joint frames")
+    if record["configurations"] != REQUIRED_CONFIGURATIONS:
+        reasons.append(f"compared at {record['configurations']} configuration(s); the check "
+                       f"needs {REQUIRED_CONFIGURATIONS} (the export pose and "
+                       f"{configs.RANDOM_CONFIGURATIONS} seeded ones)")
     return reasons
+
+
+def _scrub(message: str, cell_dir: Path, cache_dir: Path) -> str:
+    """A Newton/warp warning without machine paths: the cell folder (as given and resolved,
+    i.e. the staging folder) becomes ``.``, the warp cache ``<warp-cache>``."""
+    paths = {str(cell_dir): ".", str(cell_dir.resolve()): ".",
+             str(cache_dir): "<warp-cache>", str(cache_dir.resolve()): "<warp-cache>"}
+    for path in sorted(paths, key=len, reverse=True):
+        if path not in (".", ""):
+            message = message.replace(path, paths[path])
+    return message

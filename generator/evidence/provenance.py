@@ -24,6 +24,7 @@ import importlib.metadata
 import platform
 import subprocess
 import sys
+import sysconfig
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -38,6 +39,9 @@ PACKAGE_DIR = Path(generator.__file__).resolve().parent
 REPO_ROOT = PACKAGE_DIR.parent
 # A git call that takes longer than this is treated as "not a checkout" [s].
 GIT_TIMEOUT_S = 10.0
+_EDITABLE_FINDER = "__editable__"  # an editable install's import hook, not a package
+_STDLIB = Path(sysconfig.get_paths()["stdlib"]).resolve()
+_PURELIB = Path(sysconfig.get_paths()["purelib"]).resolve()
 
 
 @dataclass(frozen=True)
@@ -125,13 +129,76 @@ def imported_distributions(module_names: Iterable[str] | None = None) -> dict[st
     top_level = {name.partition(".")[0] for name in list(names)}
     by_module = importlib.metadata.packages_distributions()
     versions: dict[str, str] = {}
+    unmapped = []
     for module in top_level:
+        if module not in by_module:
+            unmapped.append(module)
         for dist in by_module.get(module, ()):
             try:
                 versions[dist] = importlib.metadata.version(dist)
             except importlib.metadata.PackageNotFoundError:
                 continue
+    versions |= _distributions_by_file(unmapped, set(versions))
     return dict(sorted(versions.items(), key=lambda item: item[0].lower()))
+
+
+def _distributions_by_file(modules: Iterable[str], known: set[str]) -> dict[str, str]:
+    """Distributions owning the files of imported top-level ``modules`` that
+    ``packages_distributions()`` does not map (cmeel wheels such as ``pin``, ``eigenpy`` and
+    ``coal`` install their modules under ``cmeel.prefix/...``).
+
+    Only modules imported from outside the standard library are looked up, and only the
+    installed distributions not already ``known`` are read, each once.
+    """
+    files = {}
+    for name in modules:
+        path = _module_file(name)
+        if path is not None:
+            files[name] = path
+    found: dict[str, str] = {}
+    if not files:
+        return found
+    for dist in importlib.metadata.distributions():
+        name = dist.metadata["Name"]
+        if not name or name in known or name in found:
+            continue
+        owned = _owned_files(dist, files.values())
+        if owned:
+            found[name] = dist.version
+            files = {m: f for m, f in files.items() if f not in owned}
+            if not files:
+                break
+    return found
+
+
+def _module_file(name: str) -> Path | None:
+    """The resolved ``__file__`` of an imported top-level module outside the standard
+    library (None for built-in, namespace and standard-library modules)."""
+    if name in sys.stdlib_module_names or name in sys.builtin_module_names or \
+            name.startswith(_EDITABLE_FINDER):
+        return None
+    module = sys.modules.get(name)
+    file = getattr(module, "__file__", None)
+    if not isinstance(file, str):
+        return None
+    path = Path(file).resolve()
+    return None if path.is_relative_to(_STDLIB) and not path.is_relative_to(_PURELIB) \
+        else path
+
+
+def _owned_files(dist: importlib.metadata.Distribution, paths: Iterable[Path]) -> set[Path]:
+    """The ``paths`` listed in ``dist``'s RECORD (read as text: parsing every entry into
+    ``dist.files`` is an order of magnitude slower)."""
+    root = Path(str(dist.locate_file(""))).resolve()
+    relative = {p.relative_to(root).as_posix(): p for p in paths if p.is_relative_to(root)}
+    if not relative:
+        return set()
+    record = dist.read_text("RECORD")
+    if record is None:
+        listed = {str(f).replace("\\", "/") for f in dist.files or ()}
+    else:
+        listed = {line.rpartition(",")[0].rpartition(",")[0] for line in record.splitlines()}
+    return {path for rel, path in relative.items() if rel in listed}
 
 
 def lock_file_record(repo_root: Path) -> dict[str, Any]:

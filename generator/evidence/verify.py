@@ -3,17 +3,24 @@
 What is checked, per run folder (and for a demo: the demo folder, then every nested
 run folder):
 
-1. the folder is not an unfinished staging folder (``.NAME.partial-PID``);
+1. the folder is not, and does not lie inside, an unfinished staging folder
+   (``.NAME.partial-PID``);
 2. ``manifest.json`` exists and parses; every listed file exists with that size and
    SHA-256; no file is missing and none is extra; no links or special files;
 3. ``signature.dsse.json`` is a DSSE envelope signed by a trusted key, whose in-toto
    subjects are exactly the manifest's files and digests and whose predicate matches
    the folder (spec digest, verdicts, provenance, manifest digest);
 4. every summary agrees with its records, recomputed with the very functions the
-   simulation used (``generator.checks``): per-trial ``success``, ``successRate``,
-   each check's ``passed``/``observed``/``required``, the cell's ``passed``, run.json's
-   cell summaries, pairing and verdict, the spec digest; newton.json's ``passed``
-   re-applied from its measured errors with the design thresholds.
+   producers used: per trial ``collisionFree``, ``ikErrorMm``, ``reached`` (and each
+   reached target within the reach tolerances), ``settled``, ``success`` and
+   ``failureReason`` (``generator.checks``, ``generator.simulate.failure_reason``);
+   ``successRate``, each check's ``passed``/``observed``/``required``, the cell's
+   ``passed``, run.json's cell summaries, pairing and verdict, the spec digest; the tool
+   mass table (``generator.tool``); newton.json and dynamics.json ``passed``/``reasons``
+   (``newton_reasons``, ``dynamics_reasons``) and robot.json's ``crosschecks`` copies;
+   robot.json ``exports.usd`` (``usd_reasons``); run.json ``stages`` rebuilt from those
+   records and physval.json (``generator.pipeline.physval_stage``); for a demo, every
+   demo.json iteration rebuilt from its run folder (``generator.demo.iteration_record``).
 
 A difference between the recorded provenance and the current environment is a warning.
 Exit codes (see :class:`Status`): 0 verified, 1 tampered or inconsistent, 2 unreadable
@@ -25,7 +32,7 @@ from __future__ import annotations
 import enum
 import json
 import tempfile
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -58,16 +65,22 @@ from generator.evidence.sign import (
 )
 from generator.spec import SpecError, parse_spec
 
-# Newton cross-check thresholds (design section 3; the cross-check module records the
-# same values in newton.json): body positions 0.1 mm, joint axes/frames 0.01 deg,
-# masses 1 mg. Verify re-applies these, not whatever a file claims.
-NEWTON_THRESHOLDS = {"positionMm": 0.1, "angleDeg": 0.01, "massMg": 1.0}
-NEWTON_ARTICULATIONS = 1
-NEWTON_REVOLUTE_JOINTS = 6
+# The rules verify re-applies are the producers' own functions (generator.simulate,
+# generator.tool, generator.crosscheck, generator.export.usd, generator.pipeline,
+# generator.demo). They are imported where a rule needs them, not here: the site imports
+# this module and must not import the simulation.
 RUN_FILE = "run.json"
 DEMO_FILE = "demo.json"
 ROBOT_FILE = "robot.json"
 NEWTON_FILE = "newton.json"
+DYNAMICS_FILE = "dynamics.json"
+PHYSVAL_FILE = "physval.json"
+# Stage names as generator.pipeline writes them ("SIDE: LABEL") and the record each
+# cross-check stage summarises.
+USD_STAGE = "OpenUSD validation"
+PHYSVAL_STAGE = "physical-validation"
+CROSSCHECK_STAGES = (("Newton cross-check", NEWTON_FILE),
+                     ("Pinocchio dynamics cross-check", DYNAMICS_FILE))
 
 
 class Status(enum.Enum):
@@ -220,7 +233,9 @@ class _Collector:
 
     def fail(self, code: Code, file: str, message: str, expected: Any = None,
              actual: Any = None) -> None:
-        self.findings.append(Finding(code, file, message, expected, actual))
+        finding = Finding(code, file, message, expected, actual)
+        if finding not in self.findings:  # a record read by two rules is reported once
+            self.findings.append(finding)
 
     def warn(self, code: Code, file: str, message: str, expected: Any = None,
              actual: Any = None) -> None:
@@ -279,11 +294,14 @@ def _verify_archive(path: Path, trusted: Mapping[str, Ed25519PublicKey],
 
 
 def _verify_root(root: Path, trusted: Mapping[str, Ed25519PublicKey], out: _Collector) -> None:
-    if is_partial_name(root.name):
+    partial = _partial_ancestor(root)
+    if partial is not None:
         out.folders.append(".")
+        where = "is" if partial == root.name else f"lies inside {partial}, which is"
         out.fail(Code.PARTIAL_RUN, ".",
-                 f"{root.name} is an unfinished staging folder (the run was interrupted); "
-                 "re-run it")
+                 f"{root.name} {where} an unfinished staging folder (the run was "
+                 "interrupted, or its nested folders were signed before the whole was "
+                 "complete); re-run it")
         return
     if (root / DEMO_FILE).is_file():
         _verify_folder(root, ".", trusted, out)
@@ -298,6 +316,16 @@ def _verify_root(root: Path, trusted: Mapping[str, Ed25519PublicKey], out: _Coll
     else:
         out.fail(Code.UNREADABLE_INPUT, ".",
                  f"not a run folder: no {RUN_FILE}, {DEMO_FILE} or {MANIFEST_NAME}")
+
+
+def _partial_ancestor(root: Path) -> str | None:
+    """Name of the staging folder (``.NAME.partial-PID``) that ``root`` is or lies in, as
+    given or resolved (a demo signs its iterations inside one), else None."""
+    for path in (root.absolute(), root.resolve()):
+        for folder in (path, *path.parents):
+            if is_partial_name(folder.name):
+                return folder.name
+    return None
 
 
 # --- files and signature ---------------------------------------------------------------
@@ -421,13 +449,16 @@ def _check_run(folder: Path, rel: str, out: _Collector) -> None:
     run_file = _join(rel, RUN_FILE)
     try:
         requirements = _check_spec(run, run_file, out)
-        cells: dict[str, Sequence[Mapping[str, Any]]] = {}
+        robots: dict[str, Mapping[str, Any]] = {}
         passed: dict[str, bool] = {}
         for side in _sides(folder, run):
             result = _check_cell(folder, rel, side, run, requirements, out)
             if result is not None:
-                cells[side], passed[side] = result
-        _check_pairing(run, run_file, cells, requirements, out)
+                robots[side], passed[side] = result
+        _check_pairing(run, run_file,
+                       {side: robot["trials"] for side, robot in robots.items()},
+                       requirements, out)
+        _check_stages(folder, rel, run, robots, out)
         _check_verdict(run, run_file, passed, out)
     except (KeyError, TypeError, ValueError, AttributeError) as exc:
         out.fail(Code.RECORD_MALFORMED, run_file, f"missing or mistyped field: {exc!r}")
@@ -453,7 +484,9 @@ def _check_spec(run: Mapping[str, Any], run_file: str, out: _Collector) -> Mappi
 
 def _check_cell(folder: Path, rel: str, side: str, run: Mapping[str, Any],
                 requirements: Mapping[str, Any],
-                out: _Collector) -> tuple[Sequence[Mapping[str, Any]], bool] | None:
+                out: _Collector) -> tuple[Mapping[str, Any], bool] | None:
+    """robot.json of one side: trials, checks, tool table, cross-check summaries, and
+    run.json's summary of the cell. Returns ``(robot, recomputed passed)``."""
     robot_file = _join(rel, f"{side}/{ROBOT_FILE}")
     robot = _load(folder / side / ROBOT_FILE, robot_file, out)
     if robot is None:
@@ -465,30 +498,79 @@ def _check_cell(folder: Path, rel: str, side: str, run: Mapping[str, Any],
         _compare(out, robot_file, "seeds of trials", robot.get("seeds"),
                  [t["seed"] for t in trials])
         for trial in trials:
-            _compare(out, robot_file, f"trials[seed={trial['seed']}].success",
-                     cell_checks.trial_success(trial, requirements), trial.get("success"))
+            _check_trial(out, robot_file, trial, requirements)
         rate = cell_checks.success_rate(trials, requirements)
         _compare(out, robot_file, "successRate", rate, robot.get("successRate"))
         recomputed = cell_checks.evaluate_checks(trials, requirements)
         _compare_checks(out, robot_file, "checks", recomputed, robot.get("checks"))
         passed = cell_checks.cell_passed(recomputed)
         _compare(out, robot_file, "passed", passed, robot.get("passed"))
-        summary = run.get("cells", {}).get(side)
-        if not isinstance(summary, Mapping):
-            out.fail(Code.SUMMARY_MISMATCH, _join(rel, RUN_FILE),
-                     f"cells.{side}: missing summary for a recorded cell")
-        else:
-            run_file = _join(rel, RUN_FILE)
-            _compare(out, run_file, f"cells.{side}.passed", passed, summary.get("passed"))
-            _compare(out, run_file, f"cells.{side}.successRate", rate, summary.get("successRate"))
-            _compare_checks(out, run_file, f"cells.{side}.checks", recomputed,
-                            summary.get("checks"))
+        _check_cell_summary(out, _join(rel, RUN_FILE), side, run, rate, recomputed, passed)
+        _check_tool_table(out, robot_file, robot.get("tool"))
+        _check_crosscheck_summaries(folder / side, _join(rel, side), robot, out)
     except (KeyError, TypeError, ValueError, AttributeError) as exc:
         out.fail(Code.RECORD_MALFORMED, robot_file, f"missing or mistyped field: {exc!r}")
         return None
-    if (folder / side / NEWTON_FILE).exists():
-        _check_newton(folder / side / NEWTON_FILE, _join(rel, f"{side}/{NEWTON_FILE}"), out)
-    return trials, passed
+    return robot, passed
+
+
+def _check_cell_summary(out: _Collector, run_file: str, side: str, run: Mapping[str, Any],
+                        rate: float, recomputed: Sequence[Mapping[str, Any]],
+                        passed: bool) -> None:
+    """run.json ``cells.SIDE`` against the values recomputed from robot.json's trials."""
+    summary = run.get("cells", {}).get(side)
+    if not isinstance(summary, Mapping):
+        out.fail(Code.SUMMARY_MISMATCH, run_file,
+                 f"cells.{side}: missing summary for a recorded cell")
+        return
+    _compare(out, run_file, f"cells.{side}.passed", passed, summary.get("passed"))
+    _compare(out, run_file, f"cells.{side}.successRate", rate, summary.get("successRate"))
+    _compare_checks(out, run_file, f"cells.{side}.checks", recomputed, summary.get("checks"))
+
+
+# --- trial flags ---
+
+
+def _check_trial(out: _Collector, file: str, trial: Mapping[str, Any],
+                 requirements: Mapping[str, Any]) -> None:
+    """Every flag of a trial against the trial's own data (simulate.run_seed's rules)."""
+    from generator.simulate import failure_reason
+
+    label = f"trials[seed={trial['seed']}]"
+    targets = trial["targets"]
+    _compare(out, file, f"{label}.collisionFree (no recorded collision)",
+             len(trial["collisions"]) == 0, trial.get("collisionFree"))
+    _compare(out, file, f"{label}.ikErrorMm (worst target errorMm)",
+             max(t["errorMm"] for t in targets), trial.get("ikErrorMm"))
+    _compare(out, file, f"{label}.reached (every target's reason is null)",
+             all(t["reason"] is None for t in targets), trial.get("reached"))
+    for target in targets:
+        _check_target(out, file, label, target)
+    _compare(out, file, f"{label}.settled (cycleSeconds is not null)",
+             trial["cycleSeconds"] is not None, trial.get("settled"))
+    _compare(out, file, f"{label}.success",
+             cell_checks.trial_success(trial, requirements), trial.get("success"))
+    _compare(out, file, f"{label}.failureReason",
+             failure_reason(trial, targets, requirements), trial.get("failureReason"))
+
+
+def _check_target(out: _Collector, file: str, label: str, target: Mapping[str, Any]) -> None:
+    """A target without a failure reason is reached: within the reach tolerances."""
+    from generator import ik
+
+    if target["reason"] is not None:
+        return
+    name = f"{label}.targets[{target['name']}]"
+    if not target["errorMm"] <= cell_checks.REACH_TOLERANCE_MM:
+        out.fail(Code.SUMMARY_MISMATCH, file,
+                 f"{name}.errorMm exceeds the reach tolerance, yet its reason is null "
+                 "(reached)", expected=f"<= {cell_checks.REACH_TOLERANCE_MM}",
+                 actual=target["errorMm"])
+    if "axisErrorDeg" in target and not target["axisErrorDeg"] <= ik.REACHED_AXIS_DEG:
+        out.fail(Code.SUMMARY_MISMATCH, file,
+                 f"{name}.axisErrorDeg exceeds the approach-axis tolerance, yet its reason "
+                 "is null (reached)", expected=f"<= {ik.REACHED_AXIS_DEG}",
+                 actual=target["axisErrorDeg"])
 
 
 def _compare_checks(out: _Collector, file: str, name: str,
@@ -508,25 +590,177 @@ def _compare_checks(out: _Collector, file: str, name: str,
             _compare(out, file, f"{name}[{check['id']}].{key}", check[key], found.get(key))
 
 
-def _check_newton(path: Path, file: str, out: _Collector) -> None:
-    newton = _load(path, file, out)
-    if newton is None:
+# --- tool mass table ---
+
+
+def _check_tool_table(out: _Collector, file: str, table: Any) -> None:
+    """robot.json ``tool``: the 3 % mass rule and ``relativeToBrep`` re-applied."""
+    if table is None:
         return
+    from generator import tool
+
+    masses = table["massesG"]
+    brep = masses["brep"]
+    _compare(out, file, "tool.massToleranceRel", tool.MASS_TOLERANCE_REL,
+             table.get("massToleranceRel"))
+    _compare(out, file, "tool.brepMassG (massesG.brep)", brep, table.get("brepMassG"))
+    recorded = table["relativeToBrep"]
+    _compare(out, file, "tool.relativeToBrep",
+             tool.relative_to_brep({k: masses[k] for k in recorded}, brep), recorded)
+    _compare(out, file, "tool.passed (massesG.used within massToleranceRel of massesG.brep)",
+             tool.mass_within_tolerance(masses["used"], brep), table.get("passed"))
+
+
+# --- cross-checks and stages ---
+
+
+def _check_crosscheck_summaries(cell: Path, rel: str, robot: Mapping[str, Any],
+                                out: _Collector) -> None:
+    """robot.json ``crosschecks.NAME`` repeats its record's fields: each must equal the file."""
+    robot_file = _join(rel, ROBOT_FILE)
+    for name, summary in sorted((robot.get("crosschecks") or {}).items()):
+        file = _join(rel, summary["file"])
+        record = _load(cell / summary["file"], file, out)
+        if record is None:
+            continue
+        for key in sorted(set(summary) - {"file"}):
+            _compare(out, robot_file, f"crosschecks.{name}.{key} ({file})",
+                     record.get(key), summary[key])
+
+
+def _check_stages(folder: Path, rel: str, run: Mapping[str, Any],
+                  robots: Mapping[str, Mapping[str, Any]], out: _Collector) -> None:
+    """run.json ``stages`` against the stages recomputed from their records: a recomputed
+    stage must be recorded identically; a recorded stage of a known kind must have a record."""
+    run_file = _join(rel, RUN_FILE)
+    expected = []
+    for side, robot in robots.items():
+        expected += _side_stages(folder / side, _join(rel, side), side, robot, out)
+    if (folder / PHYSVAL_FILE).exists():
+        physval = _load(folder / PHYSVAL_FILE, _join(rel, PHYSVAL_FILE), out)
+        if physval is not None:
+            expected.append(_physval_stage(physval, _join(rel, PHYSVAL_FILE), out))
+    stages = run.get("stages")
+    recorded = {s.get("name"): s for s in stages if isinstance(s, Mapping)} \
+        if isinstance(stages, list) else {}
+    for stage in (s for s in expected if s is not None):
+        found = recorded.get(stage["name"])
+        if found is None:
+            out.fail(Code.SUMMARY_MISMATCH, run_file,
+                     f"stages: '{stage['name']}' is missing, but {stage['file']} is recorded",
+                     expected=stage, actual=None)
+            continue
+        for key in ("file", "passed", "reason"):
+            _compare(out, run_file, f"stages[{stage['name']}].{key} ({stage['file']})",
+                     stage[key], found.get(key))
+    _check_unbacked_stages(run_file, recorded, {s["name"] for s in expected if s}, robots, out)
+
+
+def _side_stages(cell: Path, rel: str, side: str, robot: Mapping[str, Any],
+                 out: _Collector) -> list[dict[str, Any] | None]:
+    """The stages of one cell, each recomputed from its record (None: record unreadable)."""
+    stages: list[dict[str, Any] | None] = []
+    usd = (robot.get("exports") or {}).get("usd")
+    if isinstance(usd, Mapping):
+        stages.append(_usd_stage(side, usd, _join(rel, ROBOT_FILE), out))
+    for label, file in CROSSCHECK_STAGES:
+        listed = file in {c.get("file") for c in (robot.get("crosschecks") or {}).values()}
+        if listed or (cell / file).exists():
+            stages.append(_crosscheck_stage(f"{side}: {label}", cell / file, _join(rel, file),
+                                            out))
+    return stages
+
+
+def _usd_stage(side: str, usd: Mapping[str, Any], robot_file: str,
+               out: _Collector) -> dict[str, Any] | None:
+    """robot.json ``exports.usd``: counts against findings, the USD rule re-applied."""
+    from generator import pipeline
+    from generator.export.usd import usd_reasons
+
     try:
-        limits = NEWTON_THRESHOLDS
-        _compare(out, file, "thresholds", limits, newton.get("thresholds"))
-        masses = newton["massDifferencesMg"]
-        expected = bool(
-            newton["articulations"] == NEWTON_ARTICULATIONS
-            and newton["revoluteJoints"] == NEWTON_REVOLUTE_JOINTS
-            and newton["orphanJoints"] == 0
-            and newton["worstPositionErrorMm"] <= limits["positionMm"]
-            and newton["worstAngleErrorDeg"] <= limits["angleDeg"]
-            and all(abs(d) <= limits["massMg"] for d in masses.values())
-        )
-        _compare(out, file, "passed (thresholds re-applied)", expected, newton.get("passed"))
+        for key, kind in (("errors", "Error"), ("warnings", "Warn")):
+            _compare(out, robot_file, f"exports.usd.{key} (findings of type {kind})",
+                     sum(1 for f in usd["findings"] if f.startswith(f"{kind} ")), usd.get(key))
+        reasons = usd_reasons(usd)
+    except (KeyError, TypeError, AttributeError) as exc:
+        out.fail(Code.RECORD_MALFORMED, robot_file, f"exports.usd: missing or mistyped "
+                 f"field: {exc!r}")
+        return None
+    _compare(out, robot_file, "exports.usd.passed (USD rule re-applied)", not reasons,
+             usd.get("passed"))
+    _compare(out, robot_file, "exports.usd.reasons (USD rule re-applied)", reasons,
+             usd.get("reasons"))
+    return pipeline._stage(f"{side}: {USD_STAGE}", usd.get("file", "scene.usda"),
+                           {"passed": not reasons, "reasons": reasons})
+
+
+def _crosscheck_stage(name: str, path: Path, file: str,
+                      out: _Collector) -> dict[str, Any] | None:
+    """A cross-check record's ``passed``/``reasons`` re-derived with the producer's rule."""
+    from generator import pipeline
+
+    record = _load(path, file, out)
+    if record is None:
+        return None
+    try:
+        reasons = _crosscheck_rule(path.name)(record)
+        _compare_limits(out, file, path.name, record)
     except (KeyError, TypeError, AttributeError) as exc:
         out.fail(Code.RECORD_MALFORMED, file, f"missing or mistyped field: {exc!r}")
+        return None
+    _compare(out, file, "passed (rule re-applied)", not reasons, record.get("passed"))
+    _compare(out, file, "reasons (rule re-applied)", reasons, record.get("reasons"))
+    return pipeline._stage(name, path.name, {"passed": not reasons, "reasons": reasons})
+
+
+def _crosscheck_rule(name: str) -> Callable[[Mapping[str, Any]], list[str]]:
+    """The producer's pass/fail rule of a cross-check record."""
+    if name == NEWTON_FILE:
+        from generator.crosscheck.newton import newton_reasons
+
+        return newton_reasons
+    from generator.crosscheck.dynamics import dynamics_reasons
+
+    return dynamics_reasons
+
+
+def _compare_limits(out: _Collector, file: str, name: str, record: Mapping[str, Any]) -> None:
+    """The limits a cross-check record states are the design's, not the file's own."""
+    if name == NEWTON_FILE:
+        from generator.crosscheck import newton
+
+        design = {"positionMm": newton.POSITION_TOL_MM, "angleDeg": newton.ANGLE_TOL_DEG,
+                  "massMg": newton.MASS_TOL_MG}
+        _compare(out, file, "thresholds", design, record.get("thresholds"))
+        _compare(out, file, "worstMassDifferenceMg (largest of massDifferencesMg)",
+                 max(record["massDifferencesMg"].values(), default=0.0),
+                 record.get("worstMassDifferenceMg"))
+    elif name == DYNAMICS_FILE:
+        from generator.crosscheck import dynamics
+
+        _compare(out, file, "tolerances", dynamics.TOLERANCES, record.get("tolerances"))
+
+
+def _physval_stage(physval: Mapping[str, Any], file: str,
+                   out: _Collector) -> dict[str, Any] | None:
+    from generator import pipeline
+
+    try:
+        return pipeline.physval_stage(physval)
+    except (KeyError, TypeError, AttributeError) as exc:
+        out.fail(Code.RECORD_MALFORMED, file, f"missing or mistyped field: {exc!r}")
+        return None
+
+
+def _check_unbacked_stages(run_file: str, recorded: Mapping[Any, Mapping[str, Any]],
+                           expected: set[str], robots: Mapping[str, Any],
+                           out: _Collector) -> None:
+    """A recorded stage of a kind verify knows must be backed by its record."""
+    known = {PHYSVAL_STAGE} | {f"{side}: {label}" for side in robots
+                               for label in (USD_STAGE, *(s[0] for s in CROSSCHECK_STAGES))}
+    for name in sorted(str(n) for n in recorded if n in known and n not in expected):
+        out.fail(Code.SUMMARY_MISMATCH, run_file,
+                 f"stages: '{name}' is recorded but the record it summarises is absent")
 
 
 def _check_pairing(run: Mapping[str, Any], run_file: str,
@@ -567,30 +801,66 @@ def _stage_results(stages: Any) -> list[tuple[str, Any]]:
     return []
 
 
+# --- demo.json ---
+
+
 def _check_demo(root: Path, out: _Collector) -> None:
-    """demo.json's per-iteration verdicts against the iteration run folders."""
+    """demo.json's iterations rebuilt from the iteration run folders (generator.demo)."""
     demo = _load(root / DEMO_FILE, DEMO_FILE, out)
     if not isinstance(demo, Mapping):
         return
     iterations = demo.get("iterations")
-    for i, item in enumerate(iterations if isinstance(iterations, list) else []):
-        folder = item.get("runFolder", item.get("folder")) if isinstance(item, Mapping) else None
-        if not isinstance(folder, str) or "verdict" not in item:
-            continue
-        run_path = root / folder / RUN_FILE
-        if ".." in Path(folder).parts or not run_path.is_file():
-            out.fail(Code.SUMMARY_MISMATCH, DEMO_FILE,
-                     f"iterations[{i}] names run folder {folder!r}, which holds no {RUN_FILE}")
-            continue
-        run = _load(run_path, f"{folder}/{RUN_FILE}", out)
-        actual = run.get("verdict") if isinstance(run, Mapping) else None
-        _compare(out, DEMO_FILE, f"iterations[{i}].verdict ({folder})", actual, item["verdict"])
-        if "specDigest" in item:
-            recorded = run.get("specDigest") if isinstance(run, Mapping) else None
-            _compare(out, DEMO_FILE, f"iterations[{i}].specDigest ({folder})", recorded,
-                     item["specDigest"])
+    if not isinstance(iterations, list):
+        out.fail(Code.RECORD_MALFORMED, DEMO_FILE, "iterations: missing or not a list")
+        iterations = []
+    previous: Mapping[str, Any] | None = None
+    for i, item in enumerate(iterations):
+        previous = _check_iteration(root, i, item, previous, out)
+    _check_unlisted_iterations(root, iterations, out)
     if "provenance" in demo:
         _check_provenance(demo["provenance"], DEMO_FILE, out)
+
+
+def _check_iteration(root: Path, i: int, item: Any, previous: Mapping[str, Any] | None,
+                     out: _Collector) -> Mapping[str, Any] | None:
+    """One demo.json iteration against ``generator.demo.iteration_record`` of its run
+    folder. Returns that run.json (the next iteration is compared with it)."""
+    from generator import demo as demo_story
+
+    folder = item.get("runFolder") if isinstance(item, Mapping) else None
+    if not isinstance(folder, str) or "verdict" not in item:
+        out.fail(Code.SUMMARY_MISMATCH, DEMO_FILE,
+                 f"iterations[{i}] names no runFolder or no verdict: nothing to check it with")
+        return None
+    run_path = root / folder / RUN_FILE
+    if ".." in Path(folder).parts or Path(folder).is_absolute() or not run_path.is_file():
+        out.fail(Code.SUMMARY_MISMATCH, DEMO_FILE,
+                 f"iterations[{i}] names run folder {folder!r}, which holds no {RUN_FILE}")
+        return None
+    run = _load(run_path, f"{folder}/{RUN_FILE}", out)
+    trials = {side: _load(root / folder / side / ROBOT_FILE, f"{folder}/{side}/{ROBOT_FILE}",
+                          out) for side in ("reference", "candidate")}
+    if run is None or any(robot is None for robot in trials.values()):
+        return None
+    try:
+        expected = demo_story.iteration_record(
+            i + 1, folder, run, previous, {s: r["trials"] for s, r in trials.items()})
+    except (KeyError, TypeError, ValueError, AttributeError, ZeroDivisionError) as exc:
+        out.fail(Code.RECORD_MALFORMED, f"{folder}/{RUN_FILE}",
+                 f"cannot rebuild demo.json iterations[{i}]: {exc!r}")
+        return run
+    for key, value in expected.items():
+        _compare(out, DEMO_FILE, f"iterations[{i}].{key} ({folder})", value, item.get(key))
+    return run
+
+
+def _check_unlisted_iterations(root: Path, iterations: Sequence[Any], out: _Collector) -> None:
+    listed = {item.get("runFolder") for item in iterations if isinstance(item, Mapping)}
+    for child in sorted(p.name for p in root.iterdir()
+                        if p.is_dir() and (p / RUN_FILE).is_file()):
+        if child not in listed:
+            out.fail(Code.SUMMARY_MISMATCH, DEMO_FILE,
+                     f"run folder {child}/ is not one of demo.json's iterations")
 
 
 def _check_provenance(recorded: Any, file: str, out: _Collector) -> None:

@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import hashlib
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -125,18 +126,31 @@ def validate_usd(path: Path) -> dict[str, Any]:
         validator = error.GetValidator()
         name = validator.GetMetadata().name if validator else error.GetName()
         findings.append(f"{kind} {name}: {error.GetMessage()} [{sites}]")
-    counts = _joint_counts(stage)
+    record = {"validators": sorted(v.GetMetadata().name for v in validators),
+              "validatorCount": len(validators), "findings": sorted(findings),
+              "errors": bad["Error"], "warnings": bad["Warn"], **_joint_counts(stage)}
+    reasons = usd_reasons(record)
+    return record | {"passed": not reasons, "reasons": reasons}
+
+
+def usd_reasons(record: Mapping[str, Any]) -> list[str]:
+    """Why a USD validation record (robot.json ``exports.usd``) fails; empty: it passes.
+
+    The one pass/fail rule of the OpenUSD stage: :func:`validate_usd` writes ``passed`` and
+    ``reasons`` with it, ``evidence verify`` re-applies it to robot.json. Any validator error
+    or warning fails, and so does a joint count other than six (non-fixed and revolute).
+    """
     reasons = []
-    if bad["Error"] or bad["Warn"]:
-        reasons.append(f"USD validators report {bad['Error']} error(s) and {bad['Warn']} "
-                       "warning(s); see exports.usd.findings")
-    if counts["nonFixedJoints"] != REQUIRED_REVOLUTE_JOINTS:
-        reasons.append(f"scene.usda has {counts['nonFixedJoints']} non-fixed joints; the arm "
+    if record["errors"] or record["warnings"]:
+        reasons.append(f"USD validators report {record['errors']} error(s) and "
+                       f"{record['warnings']} warning(s); see exports.usd.findings")
+    if record["nonFixedJoints"] != REQUIRED_REVOLUTE_JOINTS:
+        reasons.append(f"scene.usda has {record['nonFixedJoints']} non-fixed joints; the arm "
                        f"needs exactly {REQUIRED_REVOLUTE_JOINTS}")
-    return {"validators": sorted(v.GetMetadata().name for v in validators),
-            "validatorCount": len(validators), "findings": sorted(findings),
-            "errors": bad["Error"], "warnings": bad["Warn"], **counts,
-            "passed": not reasons, "reasons": reasons}
+    elif record["revoluteJoints"] != REQUIRED_REVOLUTE_JOINTS:
+        reasons.append(f"scene.usda has {record['revoluteJoints']} revolute joints; the arm "
+                       f"needs exactly {REQUIRED_REVOLUTE_JOINTS}")
+    return reasons
 
 
 def _joint_counts(stage: Usd.Stage) -> dict[str, int]:
