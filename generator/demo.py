@@ -13,7 +13,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from generator import pipeline
 from generator.evidence.atomic import finalize_run, staged_run
 from generator.evidence.canonical import write_json
 from generator.spec import RunSpec, parse_spec
@@ -97,6 +96,7 @@ def iteration_record(index: int, folder: str, run: dict, previous: dict | None,
 def run_demo(out_dir: Path, sign_key: Path | None = None, overwrite: bool = False,
              workers: int | None = None, progress=None) -> dict:
     """Run every iteration, then write demo.json and the iteration run folders atomically."""
+    from generator import pipeline  # the simulation stack; demo records above stay light
     computed, reuse = [], {}
     for spec in iteration_specs():
         if progress:

@@ -23,9 +23,7 @@ DAMPING = 0.02  # lambda of the damped least squares [m-equivalent]
 MAX_STEP_RAD = 0.25  # per-iteration joint step cap for robustness far from the solution
 CONVERGED_POSITION_M = 1e-6
 CONVERGED_AXIS_RAD = 1e-6
-# A target counts as reached when the TCP is within the reach check's 2 mm and the
-# approach axis within this angle.
-REACHED_AXIS_DEG = 0.5
+# A target counts as reached within 2 mm and REACHED_AXIS_DEG (generator.rules).
 
 
 @dataclass(frozen=True)

@@ -25,7 +25,7 @@ import mujoco
 import numpy as np
 import trimesh
 
-from generator import cell, checks, simulate, tool
+from generator import cell, checks, rules, simulate, tool
 from generator.evidence import provenance
 from generator.evidence.atomic import RunExistsError, staged_run
 from generator.evidence.canonical import write_json
@@ -303,9 +303,9 @@ def write_exports(cell_dir: Path, result: SideResult, gated, seed: int) -> tuple
     write_json(cell_dir / "dynamics.json", dynamics)
     side = result.side
     stages = [
-        _stage(f"{side}: OpenUSD validation", "scene.usda", usd),
-        _stage(f"{side}: Newton cross-check", "newton.json", newton),
-        _stage(f"{side}: Pinocchio dynamics cross-check", "dynamics.json", dynamics),
+        rules.stage(f"{side}: {rules.STAGE_USD}", "scene.usda", usd),
+        rules.stage(f"{side}: {rules.STAGE_NEWTON}", "newton.json", newton),
+        rules.stage(f"{side}: {rules.STAGE_DYNAMICS}", "dynamics.json", dynamics),
     ]
     summary = {k: newton[k] for k in ("passed", "reasons", "worstPositionErrorMm",
                                       "worstAngleErrorDeg", "articulations", "revoluteJoints",
@@ -315,24 +315,6 @@ def write_exports(cell_dir: Path, result: SideResult, gated, seed: int) -> tuple
                              "dynamics": {"passed": dynamics["passed"],
                                           "reasons": dynamics.get("reasons", []),
                                           "file": "dynamics.json"}}}, stages)
-
-
-def _stage(name: str, file: str, record: dict) -> dict:
-    reasons = record.get("reasons") or []
-    return {"name": name, "file": f"{file}", "passed": bool(record["passed"]),
-            "reason": "; ".join(reasons) if reasons else "passed"}
-
-
-def physval_stage(physval: dict) -> dict:
-    """The run fails when any executed physical-validation check FAILs (UNVERIFIED and
-    NOT_APPLICABLE are shown, never counted as passes or failures)."""
-    failed = [f"{role}: {c['id']}" for role, asset in sorted(physval["assets"].items())
-              for c in asset["checks"] if c["status"] == "FAIL"]
-    if physval["robot"].get("status") == "FAIL":
-        failed += [f"robot: {c['id']}" for c in physval["robot"]["checks"]
-                   if c["status"] == "FAIL"]
-    return {"name": "physical-validation", "file": "physval.json", "passed": not failed,
-            "reason": "FAIL: " + ", ".join(failed) if failed else "no executed check failed"}
 
 
 def write_run(folder: Path, spec: RunSpec, gated, sides: dict[str, SideResult],
@@ -349,7 +331,7 @@ def write_run(folder: Path, spec: RunSpec, gated, sides: dict[str, SideResult],
                                                   "seeds": result.series})
     physval = physval_record(spec.reference, gated)
     write_json(folder / "physval.json", physval)
-    stages.append(physval_stage(physval))
+    stages.append(rules.physval_stage(physval))
     verdict, reasons = verdict_for(sides, stages)
     requirements = _req(spec)
     run = {

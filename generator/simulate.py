@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 import mujoco
 import numpy as np
 
-from generator import arm, cell, ik, trajectory
+from generator import arm, cell, ik, rules, trajectory
 from generator.checks import REACH_TOLERANCE_MM, trial_success
 from generator.clearance import min_clearance
 
@@ -142,7 +142,7 @@ def solve_targets(prepared: PreparedCell, targets: list[np.ndarray]):
         sol = ik.solve(model, data, c.tcp_site, target, DOWN, posture)
         error_mm = sol.position_error_m * 1000.0
         reached = error_mm <= REACH_TOLERANCE_MM and \
-            math.degrees(sol.axis_error_rad) <= ik.REACHED_AXIS_DEG
+            math.degrees(sol.axis_error_rad) <= rules.REACHED_AXIS_DEG
         reason = None
         if not reached:
             inside = ik.within_envelope(target, DOWN, base, cell.TCP_OFFSET_M)
@@ -378,7 +378,7 @@ def run_seed(prepared: PreparedCell, seed: int, requirements) -> tuple[dict, dic
         "maxTrackingErrorRad": float(np.max(np.abs(qlog[:n_traj, :6] - setpoints))),
     }
     trial["success"] = trial_success(trial, _req_dict(requirements))
-    trial["failureReason"] = failure_reason(trial, target_records, _req_dict(requirements))
+    trial["failureReason"] = rules.failure_reason(trial, target_records, _req_dict(requirements))
     return trial, _timeseries(model, qlog, tau, dt, seed, (attach, detach))
 
 
@@ -387,21 +387,6 @@ def _req_dict(requirements) -> dict:
         return requirements
     return {"maxCycleSeconds": requirements.maxCycleSeconds,
             "minSuccessRate": requirements.minSuccessRate}
-
-
-def failure_reason(trial: dict, targets: list[dict], requirements: dict) -> str | None:
-    for r in targets:
-        if r["reason"] == "unreachable":
-            return "unreachable"
-    if not trial["reached"]:
-        return "not-converged"
-    if not trial["collisionFree"]:
-        return "collision"
-    if not trial["settled"]:
-        return "not-settled"
-    if trial["cycleSeconds"] > requirements["maxCycleSeconds"]:
-        return "over-cycle"
-    return None
 
 
 def _timeseries(model, qlog, tau, dt, seed, carry: tuple[int, int]) -> dict:

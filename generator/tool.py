@@ -49,6 +49,7 @@ import mujoco
 import numpy as np
 import trimesh
 
+from generator.rules import MASS_TOLERANCE_REL, mass_within_tolerance, relative_to_brep
 from generator.spec import ToolSpec
 
 DEFAULT_REVIEW_STORE = Path(__file__).resolve().parents[1] / "evidence" / "reviews"
@@ -62,10 +63,7 @@ STL_TO_M = 0.001  # STL coordinates are millimetres
 PAYLOAD_RANGE_KG = (0.0, 3.0)
 MOTOR_AXIS_RANGE_MM = (5.0, 120.0)
 BREP_MASS_RANGE_G = (1.0, 2000.0)
-# Design section 2: compiled part mass (tool body minus payload) vs B-Rep mass. The
-# reference system once got 110 g for a 31.85 g part from MuJoCo's default inertia mode;
-# an exact-mesh STL of the samples lands within 0.01 % (tessellation error only).
-MASS_TOLERANCE_REL = 0.03
+# The 3 % mass rule (MASS_TOLERANCE_REL) lives in generator.rules.
 
 # Collision filter (cell convention): the static scene uses contype=1, conaffinity=2; the
 # arm side (links, the part and its payload) uses contype=2, conaffinity=1, so arm geoms
@@ -617,19 +615,6 @@ def tool_mass_table(model: mujoco.MjModel, gated: GatedTool) -> dict[str, Any]:
         },
         "passed": mass_within_tolerance(used_g, brep_g),
     }
-
-
-def relative_to_brep(masses_g: dict[str, float], brep_g: float) -> dict[str, float]:
-    """The mass table's ``relativeToBrep``: each mass's relative difference from the B-Rep
-    mass (1 = 100 %, to 1e-8); ``evidence verify`` recomputes it from ``massesG``."""
-    return {name: _rel(mass, brep_g) for name, mass in masses_g.items()}
-
-
-def mass_within_tolerance(used_g: float, brep_g: float,
-                          tolerance_rel: float = MASS_TOLERANCE_REL) -> bool:
-    """The tool mass rule: the compiled part mass within ``tolerance_rel`` (3 %) of the
-    B-Rep mass. The mass table's ``passed``; ``evidence verify`` re-applies it."""
-    return abs(_rel(used_g, brep_g)) <= tolerance_rel
 
 
 def _check_mass(gated: GatedTool, used_g: float, body_g: float, brep_g: float) -> None:

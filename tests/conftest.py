@@ -23,7 +23,7 @@ from generator.evidence import provenance
 from generator.evidence.atomic import finalize_run, staged_run
 from generator.evidence.canonical import read_json, write_json
 from generator.evidence.sign import KeyPair, keygen, load_private_key
-from generator.simulate import failure_reason
+from generator.rules import failure_reason
 from generator.spec import parse_spec
 
 SPEC: dict[str, Any] = {

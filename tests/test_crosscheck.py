@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from pxr import Usd, UsdPhysics
 
-from generator import pipeline, simulate, tool
+from generator import pipeline, rules, simulate, tool
 from generator.crosscheck import dynamics
 from generator.crosscheck.newton import NEWTON_FILE, newton_crosscheck
 from generator.evidence.canonical import read_json
@@ -94,8 +94,8 @@ def test_pinocchio_matches_mujoco(prepared, tmp_path: Path) -> None:
         result = dynamics.dynamics_crosscheck(tmp_path, reference)
         assert result["passed"], result["reasons"]
         assert result["configurations"] == 33
-        assert result["gravityTorque"]["worstAbsDiff"] <= dynamics.GRAVITY_TOL_NM
-        assert result["massMatrix"]["worstAbsDiff"] <= dynamics.MASS_MATRIX_TOL
+        assert result["gravityTorque"]["worstAbsDiff"] <= rules.GRAVITY_TOL_NM
+        assert result["massMatrix"]["worstAbsDiff"] <= rules.MASS_MATRIX_TOL
         assert result["armature"]["mujocoKgM2"] == result["armature"]["pinocchioParsedKgM2"]
 
 

@@ -91,17 +91,17 @@ def test_existing_output_is_not_overwritten(small_run, tmp_path):
 def test_physval_is_recorded_and_a_failed_check_rejects_the_run(small_run):
     import copy
 
-    from generator import pipeline
+    from generator import rules
 
     out, _ = small_run
     physval = read_json(out / "physval.json")
     assert set(physval["assets"]) == {"mountedPart", "workpiece"}
     assert physval["robot"]["status"] == "PASS"
-    stage = pipeline.physval_stage(physval)
+    stage = rules.physval_stage(physval)
     assert stage["passed"], stage
     broken = copy.deepcopy(physval)
     broken["assets"]["mountedPart"]["checks"][0]["status"] = "FAIL"
-    failed = pipeline.physval_stage(broken)
+    failed = rules.physval_stage(broken)
     assert not failed["passed"] and "mountedPart" in failed["reason"]
     run = read_json(out / "run.json")
     assert {"name": "physical-validation", "passed": True} .items() <= \
@@ -114,7 +114,7 @@ def test_a_cross_check_failure_rejects_the_run_with_its_reason(tmp_path):
     orphan joints -> the stage fails -> the verdict is rejected, naming the reason."""
     import dataclasses
 
-    from generator import pipeline
+    from generator import pipeline, rules
     from generator.crosscheck.newton import newton_crosscheck
     from generator.export.mjcf import write_mjcf
     from generator.export.usd import UsdFaults, write_usd
@@ -127,7 +127,7 @@ def test_a_cross_check_failure_rejects_the_run_with_its_reason(tmp_path):
     usd = write_usd(prepared, tmp_path, faults=UsdFaults(articulation_root_not_ancestor=True))
     assert usd["passed"]  # the USD validators do not see this bug
     newton = newton_crosscheck(tmp_path, write=False)
-    stage = pipeline._stage("candidate: Newton cross-check", "newton.json", newton)
+    stage = rules.stage("candidate: Newton cross-check", "newton.json", newton)
     assert not stage["passed"] and "orphan" in stage["reason"]
     ok_stage = {"name": "physical-validation", "passed": True}
     verdict, reasons = pipeline.verdict_for(sides, [ok_stage])

@@ -11,7 +11,8 @@ import mujoco
 import numpy as np
 
 CONFIG_SEED = 20260415  # fixed: the same 32 configurations in every run and on every machine
-RANDOM_CONFIGURATIONS = 32  # DESIGN.md section 3: the export pose and 32 seeded in-limit ones
+from generator.rules import RANDOM_CONFIGURATIONS
+
 EXPORT_POSE = "zero joint angles (the pose scene.usda is authored at)"
 
 

@@ -25,7 +25,6 @@ from __future__ import annotations
 import shutil
 import tempfile
 import xml.etree.ElementTree as ET
-from collections.abc import Mapping
 from importlib import metadata
 from pathlib import Path
 from typing import Any
@@ -35,19 +34,12 @@ import numpy as np
 import pinocchio as pin
 
 from generator.crosscheck import configs
+from generator.rules import (
+    TOLERANCES,
+    dynamics_reasons,
+)
 
 MJCF_FILE = "scene.xml"
-# Tolerances. Both libraries evaluate the same double-precision model by recursive algorithms
-# over six bodies; round-off is ~1e-13 of the largest term (STACK.md saw ~1e-12 on this arm).
-# The smallest defect worth catching is a 1 mg mass error: 1e-6 kg x 9.81 m/s^2 x ~0.1-1 m
-# lever = 1e-6..1e-5 N m of torque and 1e-8..1e-6 kg m^2 of inertia. The limits below sit
-# four or more orders above round-off and two or more below that defect.
-GRAVITY_TOL_NM = 1e-8  # absolute, gravity torques [N m]
-MASS_MATRIX_TOL = 1e-10  # absolute, joint-space mass matrix [kg m^2]
-RELATIVE_TOL = 1e-9  # relative to the largest |value| at the same configuration
-ARMATURE_TOL = 1e-12  # [kg m^2]; parsed from the same decimal text, so equal to round-off
-TOLERANCES = {"gravityTorqueNm": GRAVITY_TOL_NM, "massMatrixKgM2": MASS_MATRIX_TOL,
-              "relative": RELATIVE_TOL, "armatureKgM2": ARMATURE_TOL}
 
 
 def dynamics_crosscheck(cell_dir: Path, reference: mujoco.MjModel | None = None,
@@ -179,30 +171,3 @@ class _Worst:
                 "worstConfig": self.where["config"], "worstEntry": self.where["entry"]}
 
 
-def dynamics_reasons(record: Mapping[str, Any]) -> list[str]:
-    """Why a dynamics.json record fails (empty: it passes): its recorded ``tolerances``
-    applied to its recorded worst differences.
-
-    The one pass/fail rule of the dynamics cross-check: :func:`dynamics_crosscheck` writes
-    ``passed``/``reasons`` with it, ``evidence verify`` re-applies it to the file (and
-    checks the recorded tolerances are :data:`TOLERANCES`).
-
-    Raises:
-        KeyError, TypeError: the record lacks a field the rule needs.
-    """
-    tol = record["tolerances"]
-    relative = tol["relative"]
-    reasons = []
-    for label, key, limit, unit in (("gravity torque", "gravityTorque", "gravityTorqueNm", "N m"),
-                                    ("mass matrix", "massMatrix", "massMatrixKgM2", "kg m^2")):
-        rec = record[key]
-        if not (rec["worstAbsDiff"] <= tol[limit] and rec["worstRelDiff"] <= relative):
-            reasons.append(
-                f"{label} differs between MuJoCo and Pinocchio by {rec['worstAbsDiff']:.3g} "
-                f"{unit} (relative {rec['worstRelDiff']:.3g}) at {rec['worstEntry']}, "
-                f"configuration {rec['worstConfig']} (limits {tol[limit]:g} {unit}, relative "
-                f"{relative:g}); scene.xml does not carry the simulated inertias")
-    if not record["armature"]["worstAbsDiff"] <= tol["armatureKgM2"]:
-        reasons.append(f"joint armature read by Pinocchio differs from MuJoCo's by "
-                       f"{record['armature']['worstAbsDiff']:.3g} kg m^2")
-    return reasons

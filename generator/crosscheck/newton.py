@@ -23,7 +23,6 @@ import os
 import sys
 import time
 import warnings
-from collections.abc import Mapping
 from importlib import metadata
 from pathlib import Path
 from types import ModuleType
@@ -34,20 +33,17 @@ import numpy as np
 
 from generator.crosscheck import configs
 from generator.evidence.canonical import write_json
+from generator.rules import (
+    ANGLE_TOL_DEG,
+    FINALIZE_OK,
+    MASS_TOL_MG,
+    POSITION_TOL_MM,
+    newton_reasons,
+)
 
 NEWTON_FILE = "newton.json"
 SCHEMA = "workcell-evidence/newton/v1"
 DEFAULT_WARP_CACHE = Path(__file__).resolve().parents[2] / ".cache" / "warp"
-# DESIGN.md section 3 (the reference system's published thresholds). Newton works in
-# float32: at 1-2 m from the origin one ulp is ~1e-7 m, three orders below 0.1 mm; the
-# MassAPI mass is a float, one ulp of 8 kg is ~0.5 mg, inside 1 mg.
-POSITION_TOL_MM = 0.1
-ANGLE_TOL_DEG = 0.01
-MASS_TOL_MG = 1.0
-REQUIRED_ARTICULATIONS = 1
-REQUIRED_REVOLUTE_JOINTS = 6
-REQUIRED_CONFIGURATIONS = 1 + configs.RANDOM_CONFIGURATIONS  # the export pose and 32 drawn
-FINALIZE_OK = "ok"
 USD_FILE = "scene.usda"
 MJCF_FILE = "scene.xml"
 
@@ -258,56 +254,6 @@ def _angle_deg(quat_wxyz: np.ndarray, quat_xyzw: np.ndarray) -> float:
     mujoco.mju_mulQuat(diff, conj, b)
     # atan2 form: accurate for tiny angles, where acos(w) loses half the digits
     return math.degrees(2.0 * math.atan2(float(np.linalg.norm(diff[1:])), abs(float(diff[0]))))
-
-
-def newton_reasons(record: Mapping[str, Any]) -> list[str]:
-    """Why a newton.json record fails (empty: it passes), from its recorded measurements.
-
-    The one pass/fail rule of the Newton cross-check: :func:`newton_crosscheck` writes
-    ``passed``/``reasons`` with it and ``evidence verify`` re-applies it to the file. The
-    design thresholds are this module's constants, never the record's ``thresholds``.
-
-    Raises:
-        KeyError, TypeError: the record lacks a field the rule needs.
-    """
-    reasons = []
-    orphans = record["orphanJoints"]
-    if orphans:
-        reasons.append(
-            f"{orphans} orphan joint(s) in Newton, in no articulation: "
-            f"{', '.join(record['orphanJointNames'])}; put PhysicsArticulationRootAPI on "
-            "an ancestor of the robot's bodies (/Workcell)")
-    if record["articulations"] != REQUIRED_ARTICULATIONS:
-        reasons.append(f"Newton found {record['articulations']} articulation(s); the cell "
-                       f"must import as exactly {REQUIRED_ARTICULATIONS}")
-    if record["revoluteJoints"] != REQUIRED_REVOLUTE_JOINTS:
-        reasons.append(f"Newton found {record['revoluteJoints']} revolute joint(s); the arm "
-                       f"has {REQUIRED_REVOLUTE_JOINTS}")
-    if record["newtonFinalize"] != FINALIZE_OK and not orphans:
-        reasons.append(record["newtonFinalize"])
-    for key in ("missingInNewton", "extraInNewton"):
-        if record["bodies"][key]:
-            reasons.append(f"bodies {key}: {', '.join(record['bodies'][key])}")
-    for name, diff in sorted(record["massDifferencesMg"].items()):
-        if not abs(diff) <= MASS_TOL_MG:
-            reasons.append(f"mass of {name} differs by {diff:.3f} mg between scene.usda and "
-                           f"scene.xml (limit {MASS_TOL_MG} mg)")
-    if not record["worstPositionErrorMm"] <= POSITION_TOL_MM:
-        reasons.append(
-            f"forward kinematics differ: {record['worstPositionBody']} is "
-            f"{record['worstPositionErrorMm']:.4g} mm off at configuration "
-            f"{record['worstPositionConfig']} (limit {POSITION_TOL_MM} mm); check the joint "
-            "frames")
-    if not record["worstAngleErrorDeg"] <= ANGLE_TOL_DEG:
-        reasons.append(
-            f"forward kinematics differ: {record['worstAngleBody']} is turned "
-            f"{record['worstAngleErrorDeg']:.4g} deg at configuration "
-            f"{record['worstAngleConfig']} (limit {ANGLE_TOL_DEG} deg); check the joint frames")
-    if record["configurations"] != REQUIRED_CONFIGURATIONS:
-        reasons.append(f"compared at {record['configurations']} configuration(s); the check "
-                       f"needs {REQUIRED_CONFIGURATIONS} (the export pose and "
-                       f"{configs.RANDOM_CONFIGURATIONS} seeded ones)")
-    return reasons
 
 
 def _scrub(message: str, cell_dir: Path, cache_dir: Path) -> str:

@@ -13,13 +13,13 @@ run folder):
 4. every summary agrees with its records, recomputed with the very functions the
    producers used: per trial ``collisionFree``, ``ikErrorMm``, ``reached`` (and each
    reached target within the reach tolerances), ``settled``, ``success`` and
-   ``failureReason`` (``generator.checks``, ``generator.simulate.failure_reason``);
+   ``failureReason`` (``generator.checks``, ``generator.rules.failure_reason``);
    ``successRate``, each check's ``passed``/``observed``/``required``, the cell's
    ``passed``, run.json's cell summaries, pairing and verdict, the spec digest; the tool
    mass table (``generator.tool``); newton.json and dynamics.json ``passed``/``reasons``
    (``newton_reasons``, ``dynamics_reasons``) and robot.json's ``crosschecks`` copies;
    robot.json ``exports.usd`` (``usd_reasons``); run.json ``stages`` rebuilt from those
-   records and physval.json (``generator.pipeline.physval_stage``); for a demo, every
+   records and physval.json (``generator.rules.physval_stage``); for a demo, every
    demo.json iteration rebuilt from its run folder (``generator.demo.iteration_record``).
 
 A difference between the recorded provenance and the current environment is a warning.
@@ -40,6 +40,7 @@ from typing import Any
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
 from generator import checks as cell_checks
+from generator import rules
 from generator.evidence import provenance
 from generator.evidence.archive import ArchiveError, UnsafeArchiveError, is_archive, safe_extract
 from generator.evidence.atomic import is_partial_name
@@ -75,12 +76,11 @@ ROBOT_FILE = "robot.json"
 NEWTON_FILE = "newton.json"
 DYNAMICS_FILE = "dynamics.json"
 PHYSVAL_FILE = "physval.json"
-# Stage names as generator.pipeline writes them ("SIDE: LABEL") and the record each
-# cross-check stage summarises.
-USD_STAGE = "OpenUSD validation"
-PHYSVAL_STAGE = "physical-validation"
-CROSSCHECK_STAGES = (("Newton cross-check", NEWTON_FILE),
-                     ("Pinocchio dynamics cross-check", DYNAMICS_FILE))
+# Stage names as generator.pipeline writes them ("SIDE: LABEL", generator.rules) and the
+# record each cross-check stage summarises.
+USD_STAGE = rules.STAGE_USD
+PHYSVAL_STAGE = rules.STAGE_PHYSVAL
+CROSSCHECK_STAGES = ((rules.STAGE_NEWTON, NEWTON_FILE), (rules.STAGE_DYNAMICS, DYNAMICS_FILE))
 
 
 class Status(enum.Enum):
@@ -534,8 +534,6 @@ def _check_cell_summary(out: _Collector, run_file: str, side: str, run: Mapping[
 def _check_trial(out: _Collector, file: str, trial: Mapping[str, Any],
                  requirements: Mapping[str, Any]) -> None:
     """Every flag of a trial against the trial's own data (simulate.run_seed's rules)."""
-    from generator.simulate import failure_reason
-
     label = f"trials[seed={trial['seed']}]"
     targets = trial["targets"]
     _compare(out, file, f"{label}.collisionFree (no recorded collision)",
@@ -551,13 +549,11 @@ def _check_trial(out: _Collector, file: str, trial: Mapping[str, Any],
     _compare(out, file, f"{label}.success",
              cell_checks.trial_success(trial, requirements), trial.get("success"))
     _compare(out, file, f"{label}.failureReason",
-             failure_reason(trial, targets, requirements), trial.get("failureReason"))
+             rules.failure_reason(trial, targets, requirements), trial.get("failureReason"))
 
 
 def _check_target(out: _Collector, file: str, label: str, target: Mapping[str, Any]) -> None:
     """A target without a failure reason is reached: within the reach tolerances."""
-    from generator import ik
-
     if target["reason"] is not None:
         return
     name = f"{label}.targets[{target['name']}]"
@@ -566,10 +562,10 @@ def _check_target(out: _Collector, file: str, label: str, target: Mapping[str, A
                  f"{name}.errorMm exceeds the reach tolerance, yet its reason is null "
                  "(reached)", expected=f"<= {cell_checks.REACH_TOLERANCE_MM}",
                  actual=target["errorMm"])
-    if "axisErrorDeg" in target and not target["axisErrorDeg"] <= ik.REACHED_AXIS_DEG:
+    if "axisErrorDeg" in target and not target["axisErrorDeg"] <= rules.REACHED_AXIS_DEG:
         out.fail(Code.SUMMARY_MISMATCH, file,
                  f"{name}.axisErrorDeg exceeds the approach-axis tolerance, yet its reason "
-                 "is null (reached)", expected=f"<= {ik.REACHED_AXIS_DEG}",
+                 "is null (reached)", expected=f"<= {rules.REACHED_AXIS_DEG}",
                  actual=target["axisErrorDeg"])
 
 
@@ -597,18 +593,16 @@ def _check_tool_table(out: _Collector, file: str, table: Any) -> None:
     """robot.json ``tool``: the 3 % mass rule and ``relativeToBrep`` re-applied."""
     if table is None:
         return
-    from generator import tool
-
     masses = table["massesG"]
     brep = masses["brep"]
-    _compare(out, file, "tool.massToleranceRel", tool.MASS_TOLERANCE_REL,
+    _compare(out, file, "tool.massToleranceRel", rules.MASS_TOLERANCE_REL,
              table.get("massToleranceRel"))
     _compare(out, file, "tool.brepMassG (massesG.brep)", brep, table.get("brepMassG"))
     recorded = table["relativeToBrep"]
     _compare(out, file, "tool.relativeToBrep",
-             tool.relative_to_brep({k: masses[k] for k in recorded}, brep), recorded)
+             rules.relative_to_brep({k: masses[k] for k in recorded}, brep), recorded)
     _compare(out, file, "tool.passed (massesG.used within massToleranceRel of massesG.brep)",
-             tool.mass_within_tolerance(masses["used"], brep), table.get("passed"))
+             rules.mass_within_tolerance(masses["used"], brep), table.get("passed"))
 
 
 # --- cross-checks and stages ---
@@ -674,14 +668,11 @@ def _side_stages(cell: Path, rel: str, side: str, robot: Mapping[str, Any],
 def _usd_stage(side: str, usd: Mapping[str, Any], robot_file: str,
                out: _Collector) -> dict[str, Any] | None:
     """robot.json ``exports.usd``: counts against findings, the USD rule re-applied."""
-    from generator import pipeline
-    from generator.export.usd import usd_reasons
-
     try:
         for key, kind in (("errors", "Error"), ("warnings", "Warn")):
             _compare(out, robot_file, f"exports.usd.{key} (findings of type {kind})",
                      sum(1 for f in usd["findings"] if f.startswith(f"{kind} ")), usd.get(key))
-        reasons = usd_reasons(usd)
+        reasons = rules.usd_reasons(usd)
     except (KeyError, TypeError, AttributeError) as exc:
         out.fail(Code.RECORD_MALFORMED, robot_file, f"exports.usd: missing or mistyped "
                  f"field: {exc!r}")
@@ -690,15 +681,13 @@ def _usd_stage(side: str, usd: Mapping[str, Any], robot_file: str,
              usd.get("passed"))
     _compare(out, robot_file, "exports.usd.reasons (USD rule re-applied)", reasons,
              usd.get("reasons"))
-    return pipeline._stage(f"{side}: {USD_STAGE}", usd.get("file", "scene.usda"),
-                           {"passed": not reasons, "reasons": reasons})
+    return rules.stage(f"{side}: {USD_STAGE}", usd.get("file", "scene.usda"),
+                       {"passed": not reasons, "reasons": reasons})
 
 
 def _crosscheck_stage(name: str, path: Path, file: str,
                       out: _Collector) -> dict[str, Any] | None:
     """A cross-check record's ``passed``/``reasons`` re-derived with the producer's rule."""
-    from generator import pipeline
-
     record = _load(path, file, out)
     if record is None:
         return None
@@ -710,43 +699,31 @@ def _crosscheck_stage(name: str, path: Path, file: str,
         return None
     _compare(out, file, "passed (rule re-applied)", not reasons, record.get("passed"))
     _compare(out, file, "reasons (rule re-applied)", reasons, record.get("reasons"))
-    return pipeline._stage(name, path.name, {"passed": not reasons, "reasons": reasons})
+    return rules.stage(name, path.name, {"passed": not reasons, "reasons": reasons})
 
 
 def _crosscheck_rule(name: str) -> Callable[[Mapping[str, Any]], list[str]]:
     """The producer's pass/fail rule of a cross-check record."""
-    if name == NEWTON_FILE:
-        from generator.crosscheck.newton import newton_reasons
-
-        return newton_reasons
-    from generator.crosscheck.dynamics import dynamics_reasons
-
-    return dynamics_reasons
+    return rules.newton_reasons if name == NEWTON_FILE else rules.dynamics_reasons
 
 
 def _compare_limits(out: _Collector, file: str, name: str, record: Mapping[str, Any]) -> None:
     """The limits a cross-check record states are the design's, not the file's own."""
     if name == NEWTON_FILE:
-        from generator.crosscheck import newton
-
-        design = {"positionMm": newton.POSITION_TOL_MM, "angleDeg": newton.ANGLE_TOL_DEG,
-                  "massMg": newton.MASS_TOL_MG}
+        design = {"positionMm": rules.POSITION_TOL_MM, "angleDeg": rules.ANGLE_TOL_DEG,
+                  "massMg": rules.MASS_TOL_MG}
         _compare(out, file, "thresholds", design, record.get("thresholds"))
         _compare(out, file, "worstMassDifferenceMg (largest of massDifferencesMg)",
                  max(record["massDifferencesMg"].values(), default=0.0),
                  record.get("worstMassDifferenceMg"))
     elif name == DYNAMICS_FILE:
-        from generator.crosscheck import dynamics
-
-        _compare(out, file, "tolerances", dynamics.TOLERANCES, record.get("tolerances"))
+        _compare(out, file, "tolerances", rules.TOLERANCES, record.get("tolerances"))
 
 
 def _physval_stage(physval: Mapping[str, Any], file: str,
                    out: _Collector) -> dict[str, Any] | None:
-    from generator import pipeline
-
     try:
-        return pipeline.physval_stage(physval)
+        return rules.physval_stage(physval)
     except (KeyError, TypeError, AttributeError) as exc:
         out.fail(Code.RECORD_MALFORMED, file, f"missing or mistyped field: {exc!r}")
         return None

@@ -32,7 +32,6 @@ from __future__ import annotations
 
 import hashlib
 import math
-from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -41,12 +40,13 @@ import mujoco
 import numpy as np
 from pxr import Gf, Sdf, Usd, UsdGeom, UsdPhysics, UsdValidation, Vt
 
+from generator.rules import usd_reasons
+
 USD_FILE = "scene.usda"
 ROOT = "/Workcell"
 STATIC = f"{ROOT}/Static"
 JOINTS = f"{ROOT}/Joints"
 PROPS = f"{ROOT}/Props"
-REQUIRED_REVOLUTE_JOINTS = 6  # the six arm joints (DESIGN.md section 3)
 GRAVITY_M_S2 = 9.81  # MuJoCo's default |gravity|, also the model's option
 
 
@@ -131,26 +131,6 @@ def validate_usd(path: Path) -> dict[str, Any]:
               "errors": bad["Error"], "warnings": bad["Warn"], **_joint_counts(stage)}
     reasons = usd_reasons(record)
     return record | {"passed": not reasons, "reasons": reasons}
-
-
-def usd_reasons(record: Mapping[str, Any]) -> list[str]:
-    """Why a USD validation record (robot.json ``exports.usd``) fails; empty: it passes.
-
-    The one pass/fail rule of the OpenUSD stage: :func:`validate_usd` writes ``passed`` and
-    ``reasons`` with it, ``evidence verify`` re-applies it to robot.json. Any validator error
-    or warning fails, and so does a joint count other than six (non-fixed and revolute).
-    """
-    reasons = []
-    if record["errors"] or record["warnings"]:
-        reasons.append(f"USD validators report {record['errors']} error(s) and "
-                       f"{record['warnings']} warning(s); see exports.usd.findings")
-    if record["nonFixedJoints"] != REQUIRED_REVOLUTE_JOINTS:
-        reasons.append(f"scene.usda has {record['nonFixedJoints']} non-fixed joints; the arm "
-                       f"needs exactly {REQUIRED_REVOLUTE_JOINTS}")
-    elif record["revoluteJoints"] != REQUIRED_REVOLUTE_JOINTS:
-        reasons.append(f"scene.usda has {record['revoluteJoints']} revolute joints; the arm "
-                       f"needs exactly {REQUIRED_REVOLUTE_JOINTS}")
-    return reasons
 
 
 def _joint_counts(stage: Usd.Stage) -> dict[str, int]:

@@ -21,7 +21,7 @@ from typing import Any
 import mujoco
 import numpy as np
 
-from generator import arm, cell, ik
+from generator import arm, cell, ik, rules
 from generator.physval import dh
 from generator.physval.results import CheckResult, Group, Threshold, judged
 from generator.physval.twolink import two_link_record
@@ -41,7 +41,7 @@ ENERGY_DT_S = 0.001
 ENERGY_T_S = 2.0
 ENERGY_DRIFT_TOL = 1e-4  # project choice: RK4 at 1 ms, |E - E0| / max kinetic energy
 IK_POS_TOL_M = 0.002  # design section 1 reach check: TCP within 2 mm
-IK_AXIS_TOL_RAD = np.radians(ik.REACHED_AXIS_DEG)
+IK_AXIS_TOL_RAD = np.radians(rules.REACHED_AXIS_DEG)
 IK_START_NOISE_RAD = 0.2  # IK starts from the configuration plus seeded noise (same branch)
 SRC = "DESIGN.md section 4 (robot model); tolerance: project choice"
 
@@ -239,7 +239,7 @@ def check_ik(model: mujoco.MjModel, qs: np.ndarray) -> CheckResult:
         {"configurations": len(rows), "maxPositionErrorM": pos_err, "maxAxisErrorRad": ax_err,
          "converged": sum(r[2] for r in rows)},
         Threshold({"positionM": IK_POS_TOL_M, "axisRad": float(IK_AXIS_TOL_RAD)}, "m, rad",
-                  "<=", "DESIGN.md section 1 (2 mm reach) and generator.ik.REACHED_AXIS_DEG"),
+                  "<=", "DESIGN.md section 1 (2 mm reach) and generator.rules.REACHED_AXIS_DEG"),
         f"TCP site pose at each configuration -> generator.ik.solve from the configuration plus "
         f"seeded noise (+-{IK_START_NOISE_RAD} rad) -> MuJoCo FK",
         "IK does not return to the pose it came from: check the solver",
