@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from generator import checks
+from generator import checks, rules
 from generator.demo import iteration_record
 from generator.evidence import provenance
 from generator.evidence.atomic import finalize_run, staged_run
@@ -86,7 +86,19 @@ def write_cell(folder: Path, side: str, spec: dict[str, Any], cycle_s: float,
         "trials": trials, "checks": robot_checks,
         "successRate": checks.success_rate(trials, req),
         "passed": checks.cell_passed(robot_checks), "tool": None,
-        "model": {"name": "ur5e-class"}, "exports": {"usd": "scene.usda"},
+        "model": {"name": "ur5e-class"},
+        "exports": {"usd": {"file": "scene.usda", "errors": 0, "warnings": 0, "findings": [],
+                            "nonFixedJoints": 6, "revoluteJoints": 6, "passed": True,
+                            "reasons": []}},
+        "crosschecks": {"newton": {"file": "newton.json", "passed": True, "reasons": []},
+                        "dynamics": {"file": "dynamics.json", "passed": True, "reasons": []}},
+    })
+    worst = {"worstAbsDiff": 2e-14, "worstRelDiff": 1e-15, "worstEntry": "[1]",
+             "worstConfig": 3}
+    write_json(folder / "dynamics.json", {
+        "tolerances": dict(rules.TOLERANCES), "gravityTorque": worst,
+        "massMatrix": worst | {"worstEntry": "[1][2]"}, "armature": {"worstAbsDiff": 0.0},
+        "passed": True, "reasons": [],
     })
     write_json(folder / "newton.json", {
         "thresholds": {"positionMm": 0.1, "angleDeg": 0.01, "massMg": 1.0},
@@ -121,8 +133,14 @@ def write_run_files(folder: Path, spec: dict[str, Any], candidate_cycle_s: float
     write_cell(folder / "candidate", "candidate", spec, candidate_cycle_s, candidate_collides)
     ref = read_json(folder / "reference" / "robot.json")
     cand = read_json(folder / "candidate" / "robot.json")
-    stages = [{"name": f"{side}: Newton cross-check", "file": "newton.json", "passed": True,
-               "reason": "passed"} for side in ("reference", "candidate")]
+    physval = {"assets": {}, "robot": {"status": "PASS", "checks": []}}
+    write_json(folder / "physval.json", physval)
+    ok = {"passed": True, "reasons": []}
+    stages = [rules.stage(f"{side}: {label}", file, ok) for side in ("reference", "candidate")
+              for label, file in ((rules.STAGE_USD, "scene.usda"),
+                                  (rules.STAGE_NEWTON, "newton.json"),
+                                  (rules.STAGE_DYNAMICS, "dynamics.json"))]
+    stages.append(rules.physval_stage(physval))
     accepted = cand["passed"] and all(s["passed"] for s in stages)
     validated = parse_spec(spec)
     write_json(folder / "run.json", {

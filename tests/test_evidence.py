@@ -113,9 +113,10 @@ def test_pae_matches_dsse_spec_example() -> None:
 
 
 RUN_FILES = [
-    "candidate/newton.json", "candidate/robot.json", "candidate/scene.xml", "candidate/tool.stl",
-    "manifest.json", "reference/newton.json", "reference/robot.json", "reference/scene.xml",
-    "reference/tool.stl", "run.json", "signature.dsse.json",
+    "candidate/dynamics.json", "candidate/newton.json", "candidate/robot.json",
+    "candidate/scene.xml", "candidate/tool.stl", "manifest.json", "physval.json",
+    "reference/dynamics.json", "reference/newton.json", "reference/robot.json",
+    "reference/scene.xml", "reference/tool.stl", "run.json", "signature.dsse.json",
 ]
 
 

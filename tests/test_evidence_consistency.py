@@ -285,3 +285,24 @@ def test_iteration_inside_partial_demo_is_refused(tmp_path: Path, _resigned_demo
     link = tmp_path / "looks-finished"
     link.symlink_to(iteration)
     assert {f.code for f in _verify(link, trusted_pair).findings} == {Code.PARTIAL_RUN}
+
+
+# --- completeness: a failed cross-check cannot be deleted away -----------------------------
+
+
+def test_deleting_a_cross_check_with_its_stage_and_summary_is_caught(
+        demo: Path, trusted_pair: KeyPair) -> None:
+    """Remove candidate newton.json, its run.json stage and its robot.json summary, then
+    re-manifest and re-sign everything: the run is still incomplete, so exit 1."""
+    (demo / IT1 / "candidate" / "newton.json").unlink()
+
+    def drop_stage(run: Any) -> None:
+        run["stages"] = [s for s in run["stages"] if s["name"] != "candidate: Newton cross-check"]
+
+    robot = read_json(demo / CAND)
+    robot["crosschecks"].pop("newton")
+    write_json(demo / CAND, robot)
+    report = _tamper(demo, f"{IT1}/run.json", drop_stage, trusted_pair)
+    assert report.exit_code == 1, report.format_text()
+    assert any(f.code is Code.FILE_MISSING and f.file == f"{IT1}/candidate/newton.json"
+               for f in report.findings), report.format_text()

@@ -254,6 +254,7 @@ def test_absent_evidence_is_shown_as_not_recorded(tmp_path: Path) -> None:
     evidence = tmp_path / "evidence"
     build_run(evidence / "bare", None)
     (evidence / "bare" / "candidate" / "newton.json").unlink()
+    (evidence / "bare" / "physval.json").unlink()
     build_site(evidence, tmp_path / "site")
     html = (tmp_path / "site" / "runs" / "bare.html").read_text(encoding="utf-8")
     assert "Newton cross-check: not recorded in this run." in html

@@ -627,6 +627,7 @@ def _check_stages(folder: Path, rel: str, run: Mapping[str, Any],
     """run.json ``stages`` against the stages recomputed from their records: a recomputed
     stage must be recorded identically; a recorded stage of a known kind must have a record."""
     run_file = _join(rel, RUN_FILE)
+    _check_complete(folder, rel, robots, out)
     expected = []
     for side, robot in robots.items():
         expected += _side_stages(folder / side, _join(rel, side), side, robot, out)
@@ -648,6 +649,23 @@ def _check_stages(folder: Path, rel: str, run: Mapping[str, Any],
             _compare(out, run_file, f"stages[{stage['name']}].{key} ({stage['file']})",
                      stage[key], found.get(key))
     _check_unbacked_stages(run_file, recorded, {s["name"] for s in expected if s}, robots, out)
+
+
+def _check_complete(folder: Path, rel: str, robots: Mapping[str, Mapping[str, Any]],
+                    out: _Collector) -> None:
+    """Every run the pipeline writes carries every validation record: deleting a failed
+    cross-check (with its stage and summary) must not turn a run into a clean one."""
+    for side, robot in robots.items():
+        if not isinstance((robot.get("exports") or {}).get("usd"), Mapping):
+            out.fail(Code.FILE_MISSING, _join(rel, f"{side}/{ROBOT_FILE}"),
+                     "exports.usd (the OpenUSD validation record) is missing")
+        for _label, file in CROSSCHECK_STAGES:
+            if not (folder / side / file).is_file():
+                out.fail(Code.FILE_MISSING, _join(rel, f"{side}/{file}"),
+                         f"{file} (a cross-check every run records) is missing")
+    if not (folder / PHYSVAL_FILE).is_file():
+        out.fail(Code.FILE_MISSING, _join(rel, PHYSVAL_FILE),
+                 "physval.json (physical validation, recorded by every run) is missing")
 
 
 def _side_stages(cell: Path, rel: str, side: str, robot: Mapping[str, Any],
