@@ -13,8 +13,10 @@ import pytest
 from click.testing import CliRunner
 
 from generator.cli import main
-from generator.physval import controls, numerics, passive, suite
+from generator.physval import controls, material, numerics, passive, suite
 from generator.physval.manifest import (
+    Bounce,
+    Engine,
     ManifestError,
     Measured,
     Measurements,
@@ -163,6 +165,68 @@ def test_real_world_fit_compares_supplied_measurements():
     from generator.physval.results import derive_states
 
     assert derive_states(checks, tasks)[3].status is Status.UNVERIFIED
+
+
+def test_restitution_without_a_measurement_is_unverified():
+    record = material.check_restitution(_load("workpiece"), True)
+    assert record.status is Status.UNVERIFIED and record.threshold is None
+    assert "measurements.restitution" in record.reason
+
+
+def test_restitution_passes_a_measurement_of_the_engines_own_bounce():
+    # a bouncy contact (damping ratio 0.1): the 40 mm cube leaves the ground; the "measured"
+    # rebound is taken from that run, so the check must PASS on it and repeat exactly
+    bouncy = dataclasses.replace(_load("workpiece"), engine=Engine(solref=(0.02, 0.1)))
+    sim = material.simulated_bounce(bouncy, 0.1)
+    assert sim["leftGround"] and 0.5 < sim["coefficient"] < 1.0
+    # ballistic consistency: rebound apex ~ v_takeoff^2 / 2g, e_height ~ e_velocity
+    assert sim["reboundHeightM"] == pytest.approx(sim["takeoffSpeedMS"] ** 2 / (2 * 9.81),
+                                                  rel=0.02)
+    assert abs(sim["coefficient"] - sim["velocityRatio"]) < 0.03
+    measured = dataclasses.replace(bouncy, measurements=Measurements(
+        restitution=Bounce(0.1, sim["reboundHeightM"], 0.02)))
+    record = material.check_restitution(measured, True)
+    assert record.status is Status.PASS and record.measured["errorCoefficient"] < 1e-12
+    assert record.threshold.source.startswith("protocol 004 group 6")
+    assert record.to_json() == material.check_restitution(measured, True).to_json()
+    # the default (critically damped) contact does not bounce: e = 0, so it fails there
+    default = dataclasses.replace(measured, engine=Engine())
+    assert material.check_restitution(default, True).status is Status.FAIL
+
+
+def test_restitution_negative_control_ran_and_failed(negative):
+    assert "material.restitution" not in controls.NO_CONTROL
+    record = negative["material.restitution"]
+    assert record["ran"] is True and record["failedAsExpected"] is True
+    assert record["asset"] == "workpiece-bounce-mismatch"
+    bad = controls.CONTROLS["material.restitution"].make(Path("."))
+    result = material.check_restitution(bad, True)
+    assert result.measured["coefficient"] == 0.0 and not result.measured["leftGround"]
+    assert result.measured["measuredCoefficient"] == pytest.approx(0.6 ** 0.5)
+
+
+def test_restitution_measurement_is_parsed_and_validated(tmp_path):
+    data = json.loads((ASSETS / "workpiece.json").read_text())
+    data["measurements"] = {"restitution": {"drop_height_m": 0.2, "rebound_height_m": 0.05,
+                                            "tolerance": 0.1}}
+    bounce = parse_manifest(data, ASSETS).measurements.restitution
+    assert bounce == Bounce(0.2, 0.05, 0.1) and bounce.coefficient == pytest.approx(0.5)
+    bad = [{"drop_height_m": 0.0, "rebound_height_m": -0.01, "tolerance": 0, "typo": 1},
+           {"drop_height_m": 0.1, "rebound_height_m": 0.2, "tolerance": "5 %"},
+           {"drop_height_m": 0.1}, 0.7]
+    wheres = []
+    for raw in bad:
+        data["measurements"] = {"restitution": raw}
+        with pytest.raises(ManifestError) as err:
+            parse_manifest(data, tmp_path)
+        wheres.append("\n".join(err.value.problems))
+    first, second, third, fourth = wheres
+    for needle in ("restitution.drop_height_m = 0.0", "restitution.rebound_height_m = -0.01",
+                   "restitution.tolerance = 0", "restitution.typo: unknown key"):
+        assert needle in first, needle
+    assert "no higher than the drop height" in second and "tolerance = '5 %'" in second
+    assert "rebound_height_m: missing" in third and "tolerance: missing" in third
+    assert "measurements.restitution = 0.7" in fourth
 
 
 def test_seeded_drops_repeat_exactly():

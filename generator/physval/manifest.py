@@ -29,6 +29,10 @@ Schema ``workcell-evidence/asset/v1``::
     [measurements]             # optional real-world measurements
     mass_kg = {value, uncertainty}; com_m = {value, uncertainty};
     friction_sliding = {value, uncertainty}; conditions = "..."
+    restitution = {drop_height_m, rebound_height_m, tolerance}
+                               # free drop from rest: drop / first-rebound apex heights [m]
+                               # (same reference point, e.g. the lowest point); coefficient
+                               # e = sqrt(rebound / drop); tolerance = allowed |e_sim - e|
 """
 
 from __future__ import annotations
@@ -108,6 +112,22 @@ class Measured:
 
 
 @dataclass(frozen=True)
+class Bounce:
+    """A measured free drop onto a rigid floor: released from rest ``drop_height_m`` above
+    it, the first rebound apex ``rebound_height_m`` above it (same reference point) [m].
+    ``tolerance`` bounds |e_sim - e| on the coefficient of restitution (dimensionless)."""
+
+    drop_height_m: float
+    rebound_height_m: float
+    tolerance: float
+
+    @property
+    def coefficient(self) -> float:
+        """e = sqrt(h_rebound / h_drop) (energy-free ballistic flight before and after)."""
+        return (self.rebound_height_m / self.drop_height_m) ** 0.5
+
+
+@dataclass(frozen=True)
 class Measurements:
     """Real-world measurements for REAL_WORLD_FIT; None where not measured."""
 
@@ -115,6 +135,7 @@ class Measurements:
     com_m: Measured | None = None
     friction_sliding: Measured | None = None
     conditions: str = ""
+    restitution: Bounce | None = None
 
 
 @dataclass(frozen=True)
@@ -385,14 +406,36 @@ def _measurements(c: _Collector, raw: Any) -> Measurements | None:
     if not isinstance(raw, Mapping):
         c.add("measurements", raw, "a table")
         return None
-    c.keys("measurements", raw, set(), {"mass_kg", "com_m", "friction_sliding", "conditions"})
+    c.keys("measurements", raw, set(), {"mass_kg", "com_m", "friction_sliding", "conditions",
+                                        "restitution"})
     return Measurements(
         _measured(c, "measurements.mass_kg", raw["mass_kg"], None) if "mass_kg" in raw else None,
         _measured(c, "measurements.com_m", raw["com_m"], 3) if "com_m" in raw else None,
         _measured(c, "measurements.friction_sliding", raw["friction_sliding"], None)
         if "friction_sliding" in raw else None,
         str(raw.get("conditions", "")),
+        _bounce(c, raw["restitution"]) if "restitution" in raw else None,
     )
+
+
+MAX_DROP_HEIGHT_M = 2.0  # project choice: longer drops leave the short bounce experiment
+
+
+def _bounce(c: _Collector, raw: Any) -> Bounce | None:
+    where = "measurements.restitution"
+    if not isinstance(raw, Mapping):
+        c.add(where, raw, "a table {drop_height_m, rebound_height_m, tolerance}")
+        return None
+    c.keys(where, raw, {"drop_height_m", "rebound_height_m", "tolerance"}, set())
+    drop = c.number(f"{where}.drop_height_m", raw.get("drop_height_m"), 0.0, MAX_DROP_HEIGHT_M,
+                    lo_open=True)
+    rebound = c.number(f"{where}.rebound_height_m", raw.get("rebound_height_m"), 0.0,
+                       MAX_DROP_HEIGHT_M)
+    if math.isfinite(drop) and math.isfinite(rebound) and 0 < drop < rebound:
+        c.add(f"{where}.rebound_height_m", rebound,
+              f"a rebound no higher than the drop height ({drop} m)")
+    tolerance = c.number(f"{where}.tolerance", raw.get("tolerance"), 0.0, 1.0, lo_open=True)
+    return Bounce(drop, rebound, tolerance)
 
 
 def declared_mesh_inertial(mesh, density_kg_m3: float, scale: float, source: str

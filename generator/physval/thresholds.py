@@ -78,3 +78,6 @@ GRAVITY_M_S2 = 9.81  # MuJoCo's default |g|
 # --- group 6 / real-world fit ---------------------------------------------------------------
 SLIDE_V0_M_S = 0.5  # project choice: initial sliding speed of the flat-slide experiment
 SLIDE_TIME_S = 0.05  # project choice: deceleration measured over the first 50 ms
+# Project choice: the bounce experiment runs for the drop's ballistic fall and rise times
+# (2 sqrt(2 h / g), the longest a first rebound with e <= 1 can take) plus this contact slack.
+BOUNCE_CONTACT_SLACK_S = 0.2
