@@ -85,11 +85,11 @@ def verify(target: str, trusted: tuple[str, ...], as_json: bool) -> None:
     import json
     from pathlib import Path
 
-    from generator.evidence.sign import SigningError, load_public_keys
+    from generator.evidence.sign import SigningError, load_key_list
     from generator.evidence.verify import verify as verify_target
 
     try:
-        keys = [k for path in trusted for k in load_public_keys(Path(path))]
+        keys = [k for path in trusted for k in load_key_list(Path(path))]
     except SigningError as exc:
         fail_usage(str(exc))
     report = verify_target(Path(target), keys)
@@ -124,12 +124,13 @@ def archive(run_dir: str, out_file: str) -> None:
               help="Ed25519 private key (PEM) to sign the run with.")
 @click.option("--reviews", "store_dir", type=click.Path(file_okay=False, path_type=Path),
               default=None, help="CAD review store [default: evidence/reviews].")
-@click.option("--workers", type=int, default=None,
+@click.option("--workers", type=click.IntRange(min=1), default=None,
               help="Processes for seeds [default: one per core, at most 8].")
 @click.option("--overwrite", is_flag=True, help="Replace an existing run folder.")
 def run_command(spec_file: Path, out_dir: Path, sign_key, store_dir, workers, overwrite) -> None:
     """Simulate the reference and candidate cells of SPEC_FILE and write evidence."""
     from generator import pipeline, tool
+    from generator.evidence.sign import SigningError
     from generator.simulate import CellError
     from generator.spec import SpecError, load_spec
 
@@ -140,7 +141,7 @@ def run_command(spec_file: Path, out_dir: Path, sign_key, store_dir, workers, ov
                               workers=workers, progress=pipeline.print_progress,
                               command=["evidence", "run", spec_file.name, "--out",
                                        out_dir.name])
-    except (SpecError, tool.ToolGateError, CellError, FileExistsError) as exc:
+    except (SpecError, tool.ToolGateError, CellError, SigningError, OSError) as exc:
         fail_usage(str(exc))
     _report(result, out_dir)
     sys.exit(EXIT_OK if result["verdict"] == "accepted" else EXIT_FAILED)
@@ -156,15 +157,19 @@ def _report(run: dict, out_dir: Path) -> None:
 @main.command("demo")
 @click.option("--out", "out_dir", required=True, type=click.Path(file_okay=False, path_type=Path))
 @click.option("--sign-key", type=click.Path(dir_okay=False, path_type=Path), default=None)
-@click.option("--workers", type=int, default=None)
+@click.option("--workers", type=click.IntRange(min=1), default=None)
 @click.option("--overwrite/--no-overwrite", default=True,
               help="Replace an existing demo folder [default: replace].")
 def demo_command(out_dir: Path, sign_key, workers, overwrite) -> None:
     """Run the bundled design-revision demo (DESIGN.md section 6)."""
     from generator import demo, pipeline
+    from generator.evidence.sign import SigningError
 
-    record = demo.run_demo(out_dir, sign_key=sign_key, overwrite=overwrite, workers=workers,
-                           progress=pipeline.print_progress)
+    try:
+        record = demo.run_demo(out_dir, sign_key=sign_key, overwrite=overwrite,
+                               workers=workers, progress=pipeline.print_progress)
+    except (SigningError, OSError) as exc:
+        fail_usage(str(exc))
     for it in record["iterations"]:
         speed = "n/a" if it["speedUp"] is None else f"{it['speedUp'] * 100:.1f} %"
         click.echo(f"iteration {it['index']}: {it['verdict']:8s} candidate "
@@ -189,7 +194,7 @@ def validate_object_command(manifest: Path, out_dir: Path) -> None:
 
     try:
         record = validate_object(manifest, out_dir)
-    except ManifestError as exc:
+    except (ManifestError, OSError) as exc:
         fail_usage(str(exc))
     asset = record["assets"]["object"]
     for check in asset["checks"]:
@@ -204,7 +209,7 @@ def validate_object_command(manifest: Path, out_dir: Path) -> None:
 @click.argument("target", type=click.Path(exists=True, file_okay=False, path_type=Path))
 @click.option("--reviews", "store_dir", type=click.Path(file_okay=False, path_type=Path),
               default=None, help="CAD review store [default: evidence/reviews].")
-@click.option("--workers", type=int, default=None)
+@click.option("--workers", type=click.IntRange(min=1), default=None)
 def reproduce_command(target: Path, store_dir, workers) -> None:
     """Re-run a recorded run (or every demo iteration) and diff per-seed results.
 
@@ -212,6 +217,7 @@ def reproduce_command(target: Path, store_dir, workers) -> None:
     """
     from generator import pipeline, tool
     from generator.evidence.reproduce import format_diffs
+    from generator.simulate import CellError
     from generator.spec import SpecError
 
     runs = sorted(p.parent for p in target.glob("iteration-*/run.json")) or [target]
@@ -221,8 +227,10 @@ def reproduce_command(target: Path, store_dir, workers) -> None:
     for run_dir in runs:
         try:
             result = pipeline.reproduce(run_dir, store_dir or tool.DEFAULT_REVIEW_STORE, workers)
-        except (SpecError, tool.ToolGateError) as exc:
-            fail_usage(f"{run_dir.name}: {exc}")
+        except (SpecError, tool.ToolGateError, CellError, ValueError, KeyError,
+                OSError) as exc:
+            fail_usage(f"{run_dir.name}: cannot reproduce: {exc!r}" if isinstance(exc, KeyError)
+                       else f"{run_dir.name}: {exc}")
         click.echo(f"== {run_dir.name}")
         for diff in result["provenance"]:
             click.echo(f"  environment differs: {diff}")
@@ -249,9 +257,18 @@ def site_command(evidence_dir: Path, out_dir: Path, trusted_keys: Path | None) -
     from generator.site import build_site
     from generator.site.signatures import TrustedKeysError
 
+    if _overlaps(out_dir, evidence_dir):
+        fail_usage(f"--out {out_dir} overlaps the evidence folder {evidence_dir}: the site "
+                   "would be written into (or would contain) the evidence it renders")
     try:
         report = build_site(evidence_dir, out_dir, trusted_keys)
-    except TrustedKeysError as exc:
+    except (TrustedKeysError, OSError) as exc:
         fail_usage(str(exc))
     click.echo(f"site: {report.out_dir}/index.html ({report.runs} run(s), {report.demos} "
                f"demo(s), {report.pages} page(s), {report.files} evidence file(s) copied)")
+
+
+def _overlaps(a: Path, b: Path) -> bool:
+    """True when one folder is the other or lies inside it (after resolving links)."""
+    a, b = Path(a).resolve(), Path(b).resolve()
+    return a == b or a.is_relative_to(b) or b.is_relative_to(a)

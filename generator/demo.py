@@ -97,19 +97,26 @@ def run_demo(out_dir: Path, sign_key: Path | None = None, overwrite: bool = Fals
              workers: int | None = None, progress=None) -> dict:
     """Run every iteration, then write demo.json and the iteration run folders atomically."""
     from generator import pipeline  # the simulation stack; demo records above stay light
+    from generator.evidence.atomic import RunExistsError
+    from generator.evidence.sign import load_private_key
+
+    key = load_private_key(sign_key) if sign_key is not None else None  # before computing
+    out_dir = Path(out_dir)
+    if out_dir.is_dir() and any(out_dir.iterdir()) and not overwrite:
+        raise RunExistsError(f"{out_dir} exists and is not empty; pass --overwrite")
     computed, reuse = [], {}
     for spec in iteration_specs():
         if progress:
             print(f"{spec.title}", flush=True)
         computed.append((spec, *pipeline.compute(spec, workers=workers, progress=progress,
                                                  reuse=reuse)))
-    with staged_run(out_dir, sign_key=sign_key, overwrite=overwrite) as tmp:
+    with staged_run(out_dir, sign_key=key, overwrite=overwrite) as tmp:
         records, previous = [], None
         for index, (spec, gated, sides) in enumerate(computed, start=1):
             folder = f"iteration-{index}"
             run = pipeline.write_run(tmp / folder, spec, gated, sides,
                                      ["evidence", "demo"])
-            finalize_run(tmp / folder, sign_key and _key(sign_key))
+            finalize_run(tmp / folder, key)
             records.append(iteration_record(index, folder, run, previous,
                                             {side: r.trials for side, r in sides.items()}))
             previous = run
@@ -118,8 +125,3 @@ def run_demo(out_dir: Path, sign_key: Path | None = None, overwrite: bool = Fals
                 "iterations": records}
         write_json(tmp / "demo.json", demo)
     return demo
-
-
-def _key(path: Path):
-    from generator.evidence.sign import load_private_key
-    return load_private_key(path)

@@ -29,6 +29,7 @@ from generator import cell, checks, rules, simulate, tool
 from generator.evidence import provenance
 from generator.evidence.atomic import RunExistsError, staged_run
 from generator.evidence.canonical import write_json
+from generator.evidence.sign import load_private_key
 from generator.spec import CellParams, RunSpec
 
 ROBOT_SCHEMA = "workcell-evidence/robot/v1"
@@ -366,8 +367,9 @@ def run(spec: RunSpec, out_dir: Path, sign_key: Path | None = None, overwrite: b
     if out_dir.is_dir() and any(out_dir.iterdir()) and not overwrite:  # fail before computing
         raise RunExistsError(
             f"{out_dir} exists and is not empty; choose another --out or pass --overwrite")
+    key = load_private_key(sign_key) if sign_key is not None else None  # before computing
     gated, sides = compute(spec, store_dir, workers, progress)
-    with staged_run(out_dir, sign_key=sign_key, overwrite=overwrite) as tmp:
+    with staged_run(out_dir, sign_key=key, overwrite=overwrite) as tmp:
         result = write_run(tmp, spec, gated, sides, command or [])
     return result
 

@@ -117,6 +117,9 @@ def load_spec(path: Path) -> RunSpec:
         text = path.read_text(encoding="utf-8")
     except OSError as exc:
         raise SpecError([f"cannot read spec file {path.name}: {exc.strerror}"]) from exc
+    except UnicodeDecodeError as exc:
+        raise SpecError([f"{path.name} is not UTF-8 text: {exc.reason} at byte {exc.start}"]) \
+            from exc
     try:
         raw = json.loads(text) if path.suffix.lower() == ".json" else tomllib.loads(text)
     except (json.JSONDecodeError, tomllib.TOMLDecodeError) as exc:
@@ -207,7 +210,8 @@ def _seeds(value: Any, problems: list[str]) -> tuple[int, ...]:
            or s >= 2**32]
     for s in bad:
         problems.append(f"seeds: {s!r} is not an integer in [0, 2^32)")
-    if len(set(value)) != len(value):
+    valid = [s for s in value if s not in bad]
+    if len(set(valid)) != len(valid):
         problems.append("seeds: duplicate seeds are not allowed")
     return tuple(value)
 

@@ -72,9 +72,21 @@ def test_verify_archive_directly(run_dir: Path, tmp_path: Path, trusted_pair: Ke
 def test_verify_archive_of_tampered_run(run_dir: Path, tmp_path: Path,
                                         trusted_pair: KeyPair) -> None:
     (run_dir / "candidate" / "scene.xml").write_text("<mujoco/>", encoding="utf-8")
-    report = verify(create_archive(run_dir, tmp_path / "run.tar.gz"), _keys(trusted_pair))
+    with pytest.raises(ManifestError, match="does not match"):  # archive refuses it...
+        create_archive(run_dir, tmp_path / "refused.tar.gz")
+    archive = tmp_path / "run.tar.gz"  # ...so pack the tampered folder by hand
+    with tarfile.open(archive, "w:gz") as tar:
+        tar.add(run_dir, arcname="run")
+    report = verify(archive, _keys(trusted_pair))
     assert report.exit_code == 1
     assert any(f.file == "candidate/scene.xml" for f in report.findings)
+
+
+def test_archive_refuses_an_unmanifested_folder(tmp_path: Path) -> None:
+    (tmp_path / "loose").mkdir()
+    (tmp_path / "loose" / "robot.json").write_text("{}", encoding="utf-8")
+    with pytest.raises(ManifestError, match="no manifest.json"):
+        create_archive(tmp_path / "loose", tmp_path / "loose.tar.gz")
 
 
 def test_verify_archive_of_demo(demo_dir: Path, tmp_path: Path, trusted_pair: KeyPair) -> None:

@@ -89,7 +89,7 @@ def test_verify_bad_usage_exits_2(run_dir: Path, tmp_path: Path, trusted_pair: K
     not_a_key = tmp_path / "not-a-key.pem"
     not_a_key.write_text("hello\n", encoding="utf-8")
     code, out = _invoke("verify", run_dir, "--trusted-key", not_a_key)
-    assert code == 2 and "no PEM public key" in out
+    assert code == 2 and "cannot read public key" in out  # "hello" is read as a key path
     # a private key is not a trusted public key
     assert _invoke("verify", run_dir, "--trusted-key", trusted_pair.private_key)[0] == 2
     assert _invoke("verify")[0] == 2

@@ -21,7 +21,8 @@ import tarfile
 import zlib
 from pathlib import Path, PurePosixPath
 
-from generator.evidence.manifest import ManifestError
+from generator.evidence.canonical import read_json
+from generator.evidence.manifest import MANIFEST_NAME, ManifestError, build_manifest
 
 ARCHIVE_MTIME = 0
 GZIP_LEVEL = 9
@@ -61,12 +62,20 @@ def create_archive(run_dir: Path, out_file: Path) -> Path:
             inside ``run_dir``).
 
     Raises:
-        ManifestError: the folder holds a link or a special file.
+        ManifestError: the folder holds a link or a special file, has no manifest, or its
+            manifest does not describe its files (only complete, manifested runs are
+            archived, as only they are signed).
         ValueError: ``out_file`` lies inside ``run_dir``.
     """
     run_dir, out_file = Path(run_dir), Path(out_file)
     if out_file.resolve().is_relative_to(run_dir.resolve()):
         raise ValueError(f"the archive {out_file} must not be written inside {run_dir}")
+    manifest_path = run_dir / MANIFEST_NAME
+    if not manifest_path.is_file():
+        raise ManifestError(f"{run_dir} has no {MANIFEST_NAME}: not a complete run folder")
+    if read_json(manifest_path) != build_manifest(run_dir):
+        raise ManifestError(f"{run_dir}: {MANIFEST_NAME} does not match the files; refusing "
+                            "to archive a run that would not verify")
     top = run_dir.resolve().name
     buffer = io.BytesIO()
     with tarfile.open(fileobj=buffer, mode="w", format=tarfile.PAX_FORMAT) as tar:

@@ -104,6 +104,8 @@ def keygen(out_dir: Path, name: str = "signing-key") -> KeyPair:
     Raises:
         SigningError: a key file already exists or cannot be written.
     """
+    if not name or Path(name).name != name or name in (".", "..") or "\\" in name:
+        raise SigningError(f"key name {name!r} must be a plain file name stem (no path)")
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     private_path = out_dir / f"{name}.pem"
@@ -176,6 +178,36 @@ def load_public_keys(path: Path) -> list[Ed25519PublicKey]:
         if not isinstance(key, Ed25519PublicKey):
             raise SigningError(f"{path} holds a {type(key).__name__}, expected Ed25519")
         keys.append(key)
+    return keys
+
+
+def load_key_list(path: Path) -> list[Ed25519PublicKey]:
+    """Every Ed25519 public key in a PEM file or named by a trusted-keys list.
+
+    A trusted-keys file may hold PEM blocks, and/or one public-key file path per line
+    (relative to the file; ``#`` starts a comment). ``evidence verify --trusted-key`` and
+    ``evidence site --trusted-keys`` both read it with this function.
+
+    Raises:
+        SigningError: unreadable file, a named key file missing or not a public key, or
+            no key at all.
+    """
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise SigningError(f"cannot read trusted-keys file {path}: {exc}") from exc
+    keys = load_public_keys(path) if "-----BEGIN" in text else []
+    in_block = False
+    for raw in text.splitlines():
+        line = raw.strip()
+        in_block = in_block or line.startswith("-----BEGIN")
+        if not in_block and line and not line.startswith("#"):
+            keys += load_public_keys(path.parent / line)
+        if line.startswith("-----END"):
+            in_block = False
+    if not keys:
+        raise SigningError(f"{path} holds or names no PEM public key")
     return keys
 
 

@@ -20,11 +20,10 @@ from pathlib import Path
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
-from generator.evidence.sign import SigningError, key_id, load_public_keys
+from generator.evidence.sign import SigningError, key_id, load_key_list
 from generator.evidence.verify import Code, Status, verify
 from generator.site.discover import SIGNATURE_FILE
 
-PEM_MARKER = "-----BEGIN PUBLIC KEY-----"
 FINGERPRINT_CHARS = 16  # shown on the site; the full SHA-256 key id is in the title text
 
 
@@ -69,33 +68,10 @@ class TrustedKeysError(ValueError):
 
 def load_trusted_keys_file(path: Path) -> list[Ed25519PublicKey]:
     """Every Ed25519 public key named by or contained in a trusted-keys file."""
-    path = Path(path)
     try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise TrustedKeysError(f"cannot read trusted-keys file {path}: {exc}") from exc
-    try:
-        keys = load_public_keys(path) if PEM_MARKER in text else []
-        for line in _key_file_lines(text):
-            keys += load_public_keys(path.parent / line)
+        return load_key_list(Path(path))
     except SigningError as exc:
         raise TrustedKeysError(str(exc)) from exc
-    if not keys:
-        raise TrustedKeysError(f"{path} names no PEM public key")
-    return keys
-
-
-def _key_file_lines(text: str) -> list[str]:
-    lines, in_block = [], False
-    for raw in text.splitlines():
-        line = raw.strip()
-        if line.startswith("-----BEGIN"):
-            in_block = True
-        if not in_block and line and not line.startswith("#"):
-            lines.append(line)
-        if line.startswith("-----END"):
-            in_block = False
-    return lines
 
 
 def signature_status(folder: Path, keys: Sequence[Ed25519PublicKey] | None) -> SignatureStatus:
