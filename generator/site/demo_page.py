@@ -44,6 +44,7 @@ class Iteration:
     candidate_successes: Num
     colliding: Num
     seeds: Num
+    contact_count: Num
     contacts: tuple[Contact, ...]
 
 
@@ -99,6 +100,7 @@ def _iteration(demo: DemoEvidence, i: int, run_slugs: dict[str, str]) -> Iterati
         candidate_successes=doc.num(*path, "candidateSuccesses"),
         colliding=doc.num(*path, "candidateCollidingSeeds"),
         seeds=doc.num(*path, "seeds"),
+        contact_count=doc.length(*path, "firstContacts"),
         contacts=tuple(Contact(doc.num(*path, "firstContacts", k, "seed"),
                                " / ".join(str(g) for g in c.get("geoms") or []),
                                doc.num(*path, "firstContacts", k, "timeS", kind="s", unit="s"))
