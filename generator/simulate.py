@@ -42,6 +42,7 @@ START_MIN_CLEARANCE_M = 0.020
 START_HEIGHT_ABOVE_STATIONS_M = 0.25
 START_HEIGHT_STEP_M = 0.05
 START_HEIGHT_TRIES = 8
+START_FALLBACK_RADII_M = (0.6, 0.45, 0.35)  # closer start radii when the stations are far
 # Taught posture: elbow up, wrist inward (the wrist-1 drive between the tool point and
 # the robot axis), tool pointing down. q1 is replaced by the target azimuth + pi (the
 # DH zero pose points the arm along -x), unwrapped next to the previous waypoint. Every
@@ -94,21 +95,27 @@ def _posture(azimuth: float, near_q1: float = 0.0) -> np.ndarray:
 
 
 def _start_pose(model: mujoco.MjModel, params):
+    """Tool down, between the stations (half the place azimuth), above both stations and
+    clear of every fixed part by ``START_MIN_CLEARANCE_M``. Tried at the nearer station's
+    radius first, then closer to the robot (for stations beyond comfortable reach), each
+    at rising heights; the first clear, converged pose wins (deterministic order)."""
     arm_geoms, static_geoms, owner = cell.classify_geoms(model)
     data = mujoco.MjData(model)
     site = model.site("tcp").id
     azimuth = cell.PLACE_AZIMUTH_RAD / 2
-    radius = min(params.pickDistance, params.placeDistance)
+    nearer = min(params.pickDistance, params.placeDistance)
+    radii = [nearer] + [r for r in START_FALLBACK_RADII_M if r < nearer]
     base_z = max(params.pickHeight, params.placeHeight) + START_HEIGHT_ABOVE_STATIONS_M
-    for attempt in range(START_HEIGHT_TRIES):
-        target = np.array([radius * math.cos(azimuth), radius * math.sin(azimuth),
-                           base_z + attempt * START_HEIGHT_STEP_M])
-        sol = ik.solve(model, data, site, target, DOWN, _posture(azimuth))
-        if not sol.converged:
-            continue
-        overall, _ = min_clearance(model, sol.q[None, :], arm_geoms, static_geoms, owner)
-        if overall.distance_m >= START_MIN_CLEARANCE_M:
-            return sol.q, overall
+    for radius in radii:
+        for attempt in range(START_HEIGHT_TRIES):
+            target = np.array([radius * math.cos(azimuth), radius * math.sin(azimuth),
+                               base_z + attempt * START_HEIGHT_STEP_M])
+            sol = ik.solve(model, data, site, target, DOWN, _posture(azimuth))
+            if not sol.converged:
+                continue
+            overall, _ = min_clearance(model, sol.q[None, :], arm_geoms, static_geoms, owner)
+            if overall.distance_m >= START_MIN_CLEARANCE_M:
+                return sol.q, overall
     raise CellError(
         "no start pose with the tool down between the stations is clear of the fixed parts "
         f"by {START_MIN_CLEARANCE_M * 1000:.0f} mm; move the stations or the guards")

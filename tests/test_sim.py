@@ -208,3 +208,13 @@ def test_the_carried_workpiece_collides_while_gripped_only():
     assert hits and {c["geoms"][0] for c in hits} == {cell.CARRIED_GEOM}
     assert {c["segment"] for c in hits} == {"transfer"}
     assert trial["failureReason"] == "collision"
+
+
+def test_far_stations_give_a_run_with_unreachable_targets_not_an_error():
+    far = params(pickDistance=1.1, placeDistance=1.1, pedestalHeight=0.3, pickHeight=0.6,
+                 placeHeight=0.6)
+    prepared = simulate.prepare(far)  # start pose found closer to the robot
+    assert prepared.start_clearance_m >= simulate.START_MIN_CLEARANCE_M
+    trial, _ = simulate.run_seed(prepared, 0, REQ)
+    assert not trial["reached"] and trial["failureReason"] == "unreachable"
+    assert {t["reason"] for t in trial["targets"]} >= {"unreachable"}
